@@ -1,0 +1,267 @@
+#include "mbobserver/core/json_reader.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+namespace mbo {
+namespace {
+
+// nlohmann reports a byte offset; users want line and column.
+std::string line_column(std::string_view text, std::size_t byte) {
+  std::size_t line = 1, col = 1;
+  for (std::size_t i = 0; i < byte && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  return std::to_string(line) + ":" + std::to_string(col);
+}
+
+std::string escape_pointer_token(std::string_view key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
+  }
+  return out;
+}
+
+std::string format_number(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+}  // namespace
+
+nlohmann::json parse_json_text(std::string_view text, const std::string& name) {
+  try {
+    return nlohmann::json::parse(text.begin(), text.end(), nullptr, true, /*ignore_comments=*/false);
+  } catch (const nlohmann::json::parse_error& e) {
+    // e.what() is "[json.exception.parse_error.101] parse error at line L, column C: ..."
+    std::string what = e.what();
+    auto colon = what.find(": ");
+    std::string detail = colon == std::string::npos ? what : what.substr(colon + 2);
+    auto syntax = detail.find("syntax error");
+    if (syntax != std::string::npos) detail = detail.substr(syntax);
+    throw ConfigError(name + ":" + line_column(text, e.byte == 0 ? 0 : e.byte - 1) +
+                      ": not valid JSON: " + detail);
+  }
+}
+
+nlohmann::json load_json_file(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw ConfigError(file.string() + ": cannot open file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return parse_json_text(ss.str(), file.string());
+}
+
+JsonReader::JsonReader(const nlohmann::json& value, std::string file, std::string pointer)
+    : JsonReader(nullptr, &value, std::make_shared<const std::string>(std::move(file)),
+                 std::move(pointer)) {}
+
+JsonReader::JsonReader(std::shared_ptr<const nlohmann::json> doc, const nlohmann::json* value,
+                       std::shared_ptr<const std::string> file, std::string pointer)
+    : doc_(std::move(doc)),
+      value_(value),
+      file_(std::move(file)),
+      pointer_(std::move(pointer)),
+      used_(std::make_shared<std::set<std::string>>()) {}
+
+JsonReader JsonReader::from_file(const std::filesystem::path& file) {
+  auto doc = std::make_shared<const nlohmann::json>(load_json_file(file));
+  const nlohmann::json* root = doc.get();
+  return JsonReader(std::move(doc), root, std::make_shared<const std::string>(file.string()), "");
+}
+
+std::string JsonReader::where() const {
+  return *file_ + ": " + (pointer_.empty() ? std::string("/") : pointer_);
+}
+
+std::filesystem::path JsonReader::directory() const {
+  return std::filesystem::path(*file_).parent_path();
+}
+
+void JsonReader::fail(std::string_view message) const {
+  throw ConfigError(where() + ": " + std::string(message));
+}
+
+std::string JsonReader::type_name(const nlohmann::json& v) {
+  if (v.is_number()) return "number";
+  return v.type_name();
+}
+
+void JsonReader::require_object() const {
+  if (!value_->is_object()) fail("expected an object, got " + type_name(*value_));
+}
+
+bool JsonReader::has(std::string_view key) const {
+  require_object();
+  return value_->contains(key);
+}
+
+const nlohmann::json& JsonReader::member(std::string_view key) const {
+  require_object();
+  auto it = value_->find(key);
+  if (it == value_->end()) fail("missing required key \"" + std::string(key) + "\"");
+  used_->insert(std::string(key));
+  return *it;
+}
+
+JsonReader JsonReader::child(std::string_view key, const nlohmann::json& v) const {
+  return JsonReader(doc_, &v, file_, pointer_ + "/" + escape_pointer_token(key));
+}
+
+JsonReader JsonReader::at(std::string_view key) const { return child(key, member(key)); }
+
+std::optional<JsonReader> JsonReader::find(std::string_view key) const {
+  if (!has(key)) return std::nullopt;
+  return at(key);
+}
+
+std::vector<std::string> JsonReader::keys() const {
+  require_object();
+  std::vector<std::string> out;
+  for (auto it = value_->begin(); it != value_->end(); ++it) {
+    out.push_back(it.key());
+    used_->insert(it.key());
+  }
+  return out;
+}
+
+double JsonReader::as_number() const {
+  if (!value_->is_number()) fail("expected a number, got " + type_name(*value_));
+  double v = value_->get<double>();
+  if (!std::isfinite(v)) fail("expected a finite number");
+  return v;
+}
+
+std::string JsonReader::as_string() const {
+  if (!value_->is_string()) fail("expected a string, got " + type_name(*value_));
+  return value_->get<std::string>();
+}
+
+std::vector<double> JsonReader::as_numbers(std::size_t n) const {
+  if (!value_->is_array()) fail("expected an array of numbers, got " + type_name(*value_));
+  if (n != 0 && value_->size() != n)
+    fail("expected " + std::to_string(n) + " numbers, got " + std::to_string(value_->size()));
+  std::vector<double> out;
+  out.reserve(value_->size());
+  for (std::size_t i = 0; i < value_->size(); ++i)
+    out.push_back(JsonReader(doc_, &(*value_)[i], file_, pointer_ + "/" + std::to_string(i))
+                      .as_number());
+  return out;
+}
+
+std::vector<JsonReader> JsonReader::items() const {
+  if (!value_->is_array()) fail("expected an array, got " + type_name(*value_));
+  std::vector<JsonReader> out;
+  for (std::size_t i = 0; i < value_->size(); ++i)
+    out.push_back(JsonReader(doc_, &(*value_)[i], file_, pointer_ + "/" + std::to_string(i)));
+  return out;
+}
+
+double JsonReader::number(std::string_view key) const { return at(key).as_number(); }
+double JsonReader::number(std::string_view key, double fallback) const {
+  return has(key) ? number(key) : fallback;
+}
+
+double JsonReader::positive(std::string_view key) const {
+  auto r = at(key);
+  double v = r.as_number();
+  if (!(v > 0)) r.fail("must be > 0, got " + format_number(v));
+  return v;
+}
+double JsonReader::positive(std::string_view key, double fallback) const {
+  return has(key) ? positive(key) : fallback;
+}
+
+double JsonReader::non_negative(std::string_view key) const {
+  auto r = at(key);
+  double v = r.as_number();
+  if (!(v >= 0)) r.fail("must be >= 0, got " + format_number(v));
+  return v;
+}
+double JsonReader::non_negative(std::string_view key, double fallback) const {
+  return has(key) ? non_negative(key) : fallback;
+}
+
+double JsonReader::number_in(std::string_view key, double lo, double hi) const {
+  auto r = at(key);
+  double v = r.as_number();
+  if (!(v >= lo && v <= hi))
+    r.fail("must be in [" + format_number(lo) + ", " + format_number(hi) + "], got " +
+           format_number(v));
+  return v;
+}
+double JsonReader::number_in(std::string_view key, double lo, double hi, double fallback) const {
+  return has(key) ? number_in(key, lo, hi) : fallback;
+}
+
+long long JsonReader::integer(std::string_view key, long long lo, long long hi) const {
+  auto r = at(key);
+  const auto& v = r.json();
+  if (!v.is_number_integer()) r.fail("expected an integer, got " + type_name(v));
+  long long x = v.get<long long>();
+  if (x < lo || x > hi)
+    r.fail("must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
+           std::to_string(x));
+  return x;
+}
+long long JsonReader::integer(std::string_view key, long long lo, long long hi,
+                              long long fallback) const {
+  return has(key) ? integer(key, lo, hi) : fallback;
+}
+
+bool JsonReader::boolean(std::string_view key) const {
+  auto r = at(key);
+  if (!r.json().is_boolean()) r.fail("expected true or false, got " + type_name(r.json()));
+  return r.json().get<bool>();
+}
+bool JsonReader::boolean(std::string_view key, bool fallback) const {
+  return has(key) ? boolean(key) : fallback;
+}
+
+std::string JsonReader::string(std::string_view key) const { return at(key).as_string(); }
+std::string JsonReader::string(std::string_view key, std::string_view fallback) const {
+  return has(key) ? string(key) : std::string(fallback);
+}
+
+std::string JsonReader::choice(std::string_view key,
+                               std::initializer_list<std::string_view> choices) const {
+  auto r = at(key);
+  std::string v = r.as_string();
+  std::string list;
+  for (auto c : choices) {
+    if (v == c) return v;
+    list += (list.empty() ? "" : ", ") + std::string(c);
+  }
+  r.fail("unknown value \"" + v + "\" (expected one of: " + list + ")");
+}
+std::string JsonReader::choice(std::string_view key, std::initializer_list<std::string_view> choices,
+                               std::string_view fallback) const {
+  return has(key) ? choice(key, choices) : std::string(fallback);
+}
+
+std::vector<double> JsonReader::numbers(std::string_view key, std::size_t n) const {
+  return at(key).as_numbers(n);
+}
+
+void JsonReader::finish() const {
+  if (!value_->is_object()) return;
+  for (auto it = value_->begin(); it != value_->end(); ++it) {
+    if (!used_->count(it.key()))
+      child(it.key(), it.value()).fail("unknown key \"" + it.key() + "\"");
+  }
+}
+
+}  // namespace mbo

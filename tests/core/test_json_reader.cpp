@@ -1,0 +1,92 @@
+#include "mbobserver/core/json_reader.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+using mbo::ConfigError;
+using mbo::JsonReader;
+using ::testing::HasSubstr;
+
+namespace {
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+JsonReader reader(const char* text) {
+  static std::vector<std::unique_ptr<nlohmann::json>> keep;
+  keep.push_back(std::make_unique<nlohmann::json>(mbo::parse_json_text(text, "cfg.json")));
+  return JsonReader(*keep.back(), "cfg.json");
+}
+
+}  // namespace
+
+TEST(JsonReader, ReadsTypedValuesAndDefaults) {
+  auto r = reader(R"({"dt": 0.002, "n": 3, "name": "x", "on": true, "v": [1, 2, 3]})");
+  EXPECT_DOUBLE_EQ(r.positive("dt"), 0.002);
+  EXPECT_EQ(r.integer("n", 0, 10), 3);
+  EXPECT_EQ(r.string("name"), "x");
+  EXPECT_TRUE(r.boolean("on"));
+  EXPECT_EQ(r.numbers("v", 3), (std::vector<double>{1, 2, 3}));
+  EXPECT_DOUBLE_EQ(r.number("absent", 7.5), 7.5);
+  EXPECT_NO_THROW(r.finish());
+}
+
+TEST(JsonReader, UnknownKeyNamesFileAndPointer) {
+  auto r = reader(R"({"filter": {"plant_noise": {"zdd": 1, "zdd_typo": 2}}})");
+  auto f = r.at("filter");
+  auto n = f.at("plant_noise");
+  n.number("zdd");
+  EXPECT_EQ(error_of([&] { n.finish(); }),
+            "cfg.json: /filter/plant_noise/zdd_typo: unknown key \"zdd_typo\"");
+}
+
+TEST(JsonReader, WrongTypeNamesPointer) {
+  auto r = reader(R"({"filter": {"plant_noise": {"zdd": "big"}}})");
+  EXPECT_EQ(error_of([&] { r.at("filter").at("plant_noise").number("zdd"); }),
+            "cfg.json: /filter/plant_noise/zdd: expected a number, got string");
+}
+
+TEST(JsonReader, OutOfRangeNamesValue) {
+  auto r = reader(R"({"filter": {"plant_noise": {"zdd": -1}}})");
+  EXPECT_EQ(error_of([&] { r.at("filter").at("plant_noise").non_negative("zdd"); }),
+            "cfg.json: /filter/plant_noise/zdd: must be >= 0, got -1");
+}
+
+TEST(JsonReader, MissingKeyNamesParent) {
+  auto r = reader(R"({"filter": {}})");
+  EXPECT_EQ(error_of([&] { r.at("filter").at("plant_noise"); }),
+            "cfg.json: /filter: missing required key \"plant_noise\"");
+}
+
+TEST(JsonReader, ArrayElementsHavePointers) {
+  auto r = reader(R"({"v": [1, "two", 3]})");
+  EXPECT_EQ(error_of([&] { r.numbers("v"); }), "cfg.json: /v/1: expected a number, got string");
+  EXPECT_THAT(error_of([&] { r.numbers("v", 2); }), HasSubstr("expected 2 numbers, got 3"));
+}
+
+TEST(JsonReader, ChoiceListsAlternatives) {
+  auto r = reader(R"({"type": "UKF"})");
+  EXPECT_EQ(error_of([&] { r.choice("type", {"errorEKF", "errorEKF-FE"}); }),
+            "cfg.json: /type: unknown value \"UKF\" (expected one of: errorEKF, errorEKF-FE)");
+}
+
+TEST(JsonReader, SyntaxErrorHasLineAndColumn) {
+  EXPECT_THAT(error_of([] { mbo::parse_json_text("{\n  \"a\": 1,\n  \"b\": ]\n}", "bad.json"); }),
+              HasSubstr("bad.json:3:"));
+}
+
+TEST(JsonReader, MissingFileIsConfigError) {
+  EXPECT_EQ(error_of([] { JsonReader::from_file("/nonexistent/x.json"); }),
+            "/nonexistent/x.json: cannot open file");
+}
+
+TEST(JsonReader, IntegerRejectsFraction) {
+  auto r = reader(R"({"n": 2.5})");
+  EXPECT_EQ(error_of([&] { r.integer("n"); }), "cfg.json: /n: expected an integer, got number");
+}
