@@ -1,0 +1,95 @@
+// What one estimator step hands to the publisher: the corrected model's state, the virtual
+// sensors, their 1-sigma, health and latency. Plain data with fixed size, so it crosses the
+// estimator -> I/O queue without allocation. Serialised as `mbobserver.estimate/1`
+// (INTERFACES.md, docs/estimate.schema.json).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+namespace mbo {
+
+// Wheels are always ordered front-left, front-right, rear-left, rear-right.
+using PerWheel = std::array<double, 4>;
+inline constexpr std::array<std::string_view, 4> kWheelNames = {"fl", "fr", "rl", "rr"};
+
+// Aiding sources with their own gate, counters and timeout (PX4 EKF2 style).
+enum class SensorKind : std::uint8_t {
+  gnss_position,
+  gnss_velocity,
+  gnss_course,
+  accelerometer,
+  gyroscope,
+  wheel_hall,
+  count
+};
+inline constexpr std::size_t kSensorKindCount = static_cast<std::size_t>(SensorKind::count);
+inline constexpr std::array<std::string_view, kSensorKindCount> kSensorKindNames = {
+    "gnss_pos", "gnss_vel", "gnss_course", "accel", "gyro", "wheels"};
+
+struct SensorHealth {
+  double age_ms = -1;         // since the newest sample was received; -1: never received
+  std::uint64_t fused = 0;    // scalar measurements fused since start
+  std::uint64_t rejected = 0; // scalar measurements rejected by the innovation gate
+  double test_ratio = 0;      // low-pass filtered (innovation^2 / S) / gate threshold; > 1 rejects
+  bool timed_out = true;      // no sample within the sensor's timeout
+};
+
+// Fault bits of EstimateRecord::faults.
+enum Fault : std::uint32_t {
+  kFaultNone = 0,
+  kFaultModelStepFailed = 1u << 0,   // the MB step did not converge this step
+  kFaultDiverged = 1u << 1,          // NaN / negative variance / bound exceeded -> reset
+  kFaultReset = 1u << 2,             // the filter was re-initialised this step
+  kFaultGnssTimeout = 1u << 3,
+  kFaultImuTimeout = 1u << 4,
+  kFaultWheelTimeout = 1u << 5,
+  kFaultInputTimeout = 1u << 6,      // steering / torque / brake inputs are stale
+  kFaultCorrectionFailed = 1u << 7,  // the kinematic correction did not converge
+};
+inline constexpr std::array<std::string_view, 8> kFaultNames = {
+    "model_step_failed", "diverged", "reset", "gnss_timeout",
+    "imu_timeout", "wheel_timeout", "input_timeout", "correction_failed"};
+
+// Which published outputs may be trusted now.
+struct Validity {
+  bool position = false;  // GNSS fused recently, or dead reckoning within its bound
+  bool heading = false;
+  bool velocity = false;
+  bool attitude = false;
+  bool virtual_sensors = false;  // tyre forces, slip, sideslip
+};
+
+struct EstimateRecord {
+  std::uint64_t seq = 0;
+  double t = 0;       // estimator time, s (the step's time on the source clock)
+  double t_wall = 0;  // wall clock (UNIX seconds) when the step finished
+
+  // Chassis reference point in the local East-North-Up frame; angles ZYX (yaw about Up).
+  double x = 0, y = 0, z = 0;
+  double yaw = 0, pitch = 0, roll = 0;
+  double vx = 0, vy = 0, vz = 0;  // ENU velocity of the reference point
+  double v_long = 0, v_lat = 0;   // same velocity in the chassis frame (forward, left)
+  double yaw_rate = 0;
+
+  // Virtual sensors, evaluated on the corrected model.
+  double sideslip_deg = 0;  // at the centre of gravity
+  PerWheel tyre_fx{}, tyre_fy{}, tyre_fz{};  // N, in the tyre's road frame
+  PerWheel slip_ratio{}, slip_angle_deg{};
+  PerWheel suspension_travel{};  // m, positive in compression from the design position
+
+  // 1-sigma from the filter covariance (propagated through the model where needed).
+  double std_x = 0, std_y = 0, std_yaw = 0, std_vx = 0, std_vy = 0, std_sideslip_deg = 0;
+
+  bool valid = false;  // all of `validity` and no fault that invalidates the estimate
+  Validity validity{};
+  std::uint32_t faults = 0;
+  std::uint64_t resets = 0;
+  std::array<SensorHealth, kSensorKindCount> sensors{};
+
+  // Latency, microseconds: newest frame used -> step start, step compute, step end -> sent.
+  double frame_to_step_us = 0, step_compute_us = 0, step_to_send_us = 0;
+};
+
+}  // namespace mbo
