@@ -1,0 +1,36 @@
+// One step of the index-3 augmented Lagrangian formulation with mass-damping-stiffness
+// orthogonal projections of velocities and accelerations, integrated with the implicit
+// trapezoidal rule (seed 003 eqs. (39)-(42), the corrector of eq. (19) as corrected in
+// seeds/README.md). The tangent matrix is sparse and symmetric; its pattern and ordering are
+// fixed in the Workspace and it is refactorised numerically at each Newton iteration.
+#pragma once
+
+#include "mbobserver/mb/model.hpp"
+#include "mbobserver/mb/state.hpp"
+#include "mbobserver/mb/workspace.hpp"
+
+namespace mbo::mb {
+
+struct StepResult {
+  bool converged = false;  // false: the Newton iteration did not meet the tolerance, or the
+                           // tangent matrix could not be factorised; the state holds the
+                           // last iterate and must not be trusted
+  int iterations = 0;
+  double dq_norm = 0;    // ||dq||_inf of the last Newton correction
+  double phi_norm = 0;   // ||Phi||_inf at the end of the step
+};
+
+// Advances `s` from s.t to s.t + dt with the inputs s.u (their values at s.t + dt).
+StepResult step(const Model& m, State& s, Workspace& ws, double dt);
+
+// Consistent accelerations (and multipliers) at the current q, qd: the same formulation with
+// the projections only, used once before the first step.
+void initialize_accelerations(const Model& m, State& s, Workspace& ws);
+
+// ||Phi||, ||Phi_q qd + Phi_t||, ||Phi_q qdd + Phi_q_dot qd + Phi_tt|| (infinity norms).
+struct ConstraintResiduals {
+  double position = 0, velocity = 0, acceleration = 0;
+};
+ConstraintResiduals constraint_residuals(const Model& m, const State& s, Workspace& ws);
+
+}  // namespace mbo::mb

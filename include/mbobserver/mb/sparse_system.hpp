@@ -1,0 +1,58 @@
+// A symmetric positive-definite sparse system whose pattern is fixed when the model is built:
+// the fill-reducing ordering and the symbolic factorisation are done once, each later
+// factorisation is numeric only and allocates nothing (Eigen's SimplicialLDLT::factorize
+// builds a temporary matrix on every call, so we permute once and call its preordered path).
+#pragma once
+
+#include <utility>
+#include <vector>
+
+#include <Eigen/Dense>
+#include <Eigen/SparseCholesky>
+#include <Eigen/SparseCore>
+
+namespace mbo::mb {
+
+using SparseMatrix = Eigen::SparseMatrix<double, Eigen::ColMajor, int>;
+
+namespace detail {
+// Exposes the numeric-only factorisation of an already permuted upper triangle.
+class PreorderedLDLT
+    : public Eigen::SimplicialLDLT<SparseMatrix, Eigen::Upper, Eigen::NaturalOrdering<int>> {
+ public:
+  void refactor(const SparseMatrix& upper) { this->template factorize_preordered<true>(upper); }
+};
+}  // namespace detail
+
+class SparseSystem {
+ public:
+  SparseSystem() = default;
+
+  // `entries` lists (row, col) pairs that may be non-zero (either triangle; duplicates fine).
+  // Every diagonal entry is always part of the pattern.
+  void build(int n, const std::vector<std::pair<int, int>>& entries);
+
+  int size() const { return n_; }
+  int nonzeros() const { return static_cast<int>(upper_.nonZeros()); }
+  int factor_nonzeros() const;
+
+  // Storage slot of entry (i, j) (or (j, i)) in values(); -1 if not in the pattern.
+  int slot(int i, int j) const;
+  double* values() { return upper_.valuePtr(); }
+  void set_zero();
+  void add(int slot, double v) { upper_.valuePtr()[slot] += v; }
+
+  // Numeric factorisation; false if the matrix is not positive definite (or NaN).
+  bool factorize();
+  // x = A^{-1} b using the last factorisation; x and b may alias.
+  void solve(const Eigen::Ref<const Eigen::VectorXd>& b, Eigen::Ref<Eigen::VectorXd> x);
+
+ private:
+  int n_ = 0;
+  std::vector<int> perm_;      // perm_[i]: position of coordinate i in the factorised order
+  SparseMatrix upper_;         // upper triangle in the permuted order
+  detail::PreorderedLDLT ldlt_;
+  Eigen::VectorXd work_;
+};
+
+}  // namespace mbo::mb

@@ -1,0 +1,53 @@
+// Scratch memory for the solvers of one model, allocated once (sizes, sparse patterns,
+// orderings and symbolic factorisations). After construction, kinematics and dynamics
+// allocate nothing.
+#pragma once
+
+#include <vector>
+
+#include "mbobserver/mb/forces.hpp"
+#include "mbobserver/mb/model.hpp"
+#include "mbobserver/mb/sparse_system.hpp"
+
+namespace mbo::mb {
+
+struct PairSlot {
+  int e1, e2;  // entries of m.jac in the same row
+  int slot;    // in the system's values
+};
+
+struct WeightedSlot {
+  int entry;   // index into a value array
+  int slot;
+  double weight;
+};
+
+class Workspace {
+ public:
+  explicit Workspace(const Model& m);
+
+  // x = [q; constants], xd = [qd; 0]
+  VectorXd x, xd, xa, xb;
+  VectorXd phi, phi_t, phi_tt, hv;   // nc
+  std::vector<double> jac;           // Phi_q values of m.jac
+  ForceBuffers forces;
+
+  // Dynamics: tangent matrix M + dt/2 C + dt^2/4 (alpha Phi_q' Phi_q + K) of eq. (41)-(42).
+  SparseSystem tangent;
+  std::vector<WeightedSlot> mass_slots, K_slots, C_slots;
+  std::vector<PairSlot> jtj_slots;
+  std::vector<std::vector<WeightedSlot>> custom_slots;  // per custom force: local a*n+b -> slot
+  VectorXd res, dq, qd_hat, qdd_hat, tmp, tmp2;
+  VectorXd kc_dyn;                   // nc scratch of the dynamics
+
+  // Kinematics: normal equations over the dependent coordinates (Phi_qd' Phi_qd).
+  bool has_kinematics = false;
+  std::vector<int> dep_index;        // q slot -> dependent index, -1 for z
+  std::vector<int> dep_slots;        // dependent index -> q slot
+  SparseSystem kin;
+  std::vector<PairSlot> kin_slots;   // pairs of Jacobian entries on dependent columns
+  VectorXd kd, kr, kc;               // dependent-sized scratch; nc-sized scratch
+  Eigen::MatrixXd R, Rdot;           // nq x nz
+};
+
+}  // namespace mbo::mb

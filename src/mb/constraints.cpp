@@ -1,0 +1,274 @@
+#include "mbobserver/mb/constraints.hpp"
+
+#include <cmath>
+
+namespace mbo::mb {
+namespace {
+
+// The Jacobian is written as a sequence of (row, x-slot, value); entries on constant slots
+// are dropped. The same code runs once in "record" mode to learn the pattern.
+struct JacWriter {
+  int nq;
+  double* values = nullptr;              // evaluate mode
+  const int* target = nullptr;
+  std::vector<Model::Entry>* record = nullptr;  // record mode
+  int k = 0;
+  void operator()(int row, int slot, double v) {
+    if (slot >= nq) return;
+    if (record) {
+      record->push_back({row, slot});
+    } else {
+      values[target[k]] += v;
+    }
+    ++k;
+  }
+};
+
+// Gradient g of a scalar functional with respect to the vector A = LinearVec, pushed through
+// each term: d/dE = a g + b (g x ez).
+void write_gradient(JacWriter& w, int row, const LinearVec& A, const Vector3d& g, int dim,
+                    double scale) {
+  for (const auto& t : A.terms) {
+    Vector3d gt = t.a * g + t.b * Vector3d(g.y(), -g.x(), 0);
+    for (int k = 0; k < dim; ++k) w(row, t.slot + k, scale * gt[k]);
+  }
+}
+
+Vector3d eval_dir(const LinearVec& v, const VectorXd& d, int dim) { return evaluate(v, d, dim); }
+
+struct FactorValues {
+  double g[3], dg[3], ddg[3];
+};
+
+FactorValues factor_values(const CombinationTerm& term, const VectorXd& x) {
+  FactorValues f{};
+  for (int j = 0; j < term.nfactors; ++j) {
+    double s = x[term.factors[j].slot];
+    switch (term.factors[j].kind) {
+      case FactorKind::linear:
+        f.g[j] = s, f.dg[j] = 1, f.ddg[j] = 0;
+        break;
+      case FactorKind::cos:
+        f.g[j] = std::cos(s), f.dg[j] = -std::sin(s), f.ddg[j] = -std::cos(s);
+        break;
+      case FactorKind::sin:
+        f.g[j] = std::sin(s), f.dg[j] = std::cos(s), f.ddg[j] = -std::sin(s);
+        break;
+    }
+  }
+  return f;
+}
+
+// product of g over factors except i and j (-1: none)
+double product_except(const FactorValues& f, int n, int i, int j) {
+  double p = 1;
+  for (int l = 0; l < n; ++l)
+    if (l != i && l != j) p *= f.g[l];
+  return p;
+}
+
+void combination_values(const CombinationConstraint& c, const VectorXd& x, int dim, double* out) {
+  Vector3d sum = Vector3d::Zero();
+  for (const auto& term : c.terms) {
+    FactorValues f = factor_values(term, x);
+    sum += term.c * product_except(f, term.nfactors, -1, -1) * apply(term.vec, load(x, term.vec.slot, dim));
+  }
+  for (int k = 0; k < dim; ++k) out[k] = sum[k];
+}
+
+void combination_jacobian(const CombinationConstraint& c, const VectorXd& x, int dim, int row0,
+                          JacWriter& w) {
+  for (const auto& term : c.terms) {
+    FactorValues f = factor_values(term, x);
+    const int n = term.nfactors;
+    double coef = term.c * product_except(f, n, -1, -1);
+    // d/dE: coef (a I + b K), K = [ez x]
+    for (int r = 0; r < dim; ++r) {
+      if (term.vec.b == 0) {
+        w(row0 + r, term.vec.slot + r, coef * term.vec.a);
+      } else {
+        for (int j = 0; j < dim; ++j) {
+          double kk = (r == 0 && j == 1) ? -1 : (r == 1 && j == 0) ? 1 : 0;
+          w(row0 + r, term.vec.slot + j, coef * (term.vec.a * (r == j) + term.vec.b * kk));
+        }
+      }
+    }
+    // d/ds_j
+    if (n > 0) {
+      Vector3d L = apply(term.vec, load(x, term.vec.slot, dim));
+      for (int j = 0; j < n; ++j) {
+        double dgj = term.c * f.dg[j] * product_except(f, n, j, -1);
+        for (int r = 0; r < dim; ++r) w(row0 + r, term.factors[j].slot, dgj * L[r]);
+      }
+    }
+  }
+}
+
+void combination_hessian(const CombinationConstraint& c, const VectorXd& x, const VectorXd& a,
+                         const VectorXd& b, int dim, double* out) {
+  Vector3d sum = Vector3d::Zero();
+  for (const auto& term : c.terms) {
+    const int n = term.nfactors;
+    if (n == 0) continue;  // linear in x: no second derivative
+    FactorValues f = factor_values(term, x);
+    Vector3d Lx = apply(term.vec, load(x, term.vec.slot, dim));
+    Vector3d La = apply(term.vec, load(a, term.vec.slot, dim));
+    Vector3d Lb = apply(term.vec, load(b, term.vec.slot, dim));
+    double ga = 0, gb = 0, hab = 0;
+    for (int j = 0; j < n; ++j) {
+      double sa = a[term.factors[j].slot], sb = b[term.factors[j].slot];
+      double dj = f.dg[j] * product_except(f, n, j, -1);
+      ga += dj * sa;
+      gb += dj * sb;
+      for (int l = 0; l < n; ++l) {
+        double sl_b = b[term.factors[l].slot];
+        double d2 = (j == l) ? f.ddg[j] * product_except(f, n, j, -1)
+                             : f.dg[j] * f.dg[l] * product_except(f, n, j, l);
+        hab += d2 * sa * sl_b;
+      }
+    }
+    sum += term.c * (hab * Lx + ga * Lb + gb * La);
+  }
+  for (int k = 0; k < dim; ++k) out[k] = sum[k];
+}
+
+Vector3d axis_of(const AngleConstraint& c, const VectorXd& x, int dim) {
+  return c.n.terms.empty() ? Vector3d::UnitZ() : evaluate(c.n, x, dim);
+}
+
+}  // namespace
+
+Vector3d evaluate(const LinearVec& v, const VectorXd& x, int dim) {
+  Vector3d s = Vector3d::Zero();
+  for (const auto& t : v.terms) s += apply(t, load(x, t.slot, dim));
+  return s;
+}
+
+void constraint_values(const Model& m, const VectorXd& x, const VectorXd& u, VectorXd& phi) {
+  for (const auto& c : m.constraints) {
+    switch (c.kind) {
+      case ConstraintKind::dot: {
+        const auto& d = m.dots[c.index];
+        phi[c.row] = evaluate(d.A, x, m.dim).dot(evaluate(d.B, x, m.dim)) - d.c;
+        break;
+      }
+      case ConstraintKind::combination:
+        combination_values(m.combinations[c.index], x, m.dim, &phi[c.row]);
+        break;
+      case ConstraintKind::angle: {
+        const auto& a = m.angles[c.index];
+        Vector3d A = evaluate(a.A, x, m.dim), B = evaluate(a.B, x, m.dim), n = axis_of(a, x, m.dim);
+        double th = x[a.theta_slot];
+        phi[c.row] = std::cos(th) * A.cross(B).dot(n) - std::sin(th) * A.dot(B);
+        break;
+      }
+      case ConstraintKind::driving: {
+        const auto& d = m.drivings[c.index];
+        phi[c.row] = x[d.slot] - (d.input_value >= 0 ? u[d.input_value] : 0.0);
+        break;
+      }
+    }
+  }
+}
+
+namespace {
+void jacobian_impl(const Model& m, const VectorXd& x, JacWriter& w) {
+  for (const auto& c : m.constraints) {
+    switch (c.kind) {
+      case ConstraintKind::dot: {
+        const auto& d = m.dots[c.index];
+        Vector3d A = evaluate(d.A, x, m.dim), B = evaluate(d.B, x, m.dim);
+        write_gradient(w, c.row, d.A, B, m.dim, 1.0);
+        write_gradient(w, c.row, d.B, A, m.dim, 1.0);
+        break;
+      }
+      case ConstraintKind::combination:
+        combination_jacobian(m.combinations[c.index], x, m.dim, c.row, w);
+        break;
+      case ConstraintKind::angle: {
+        const auto& a = m.angles[c.index];
+        Vector3d A = evaluate(a.A, x, m.dim), B = evaluate(a.B, x, m.dim), n = axis_of(a, x, m.dim);
+        double th = x[a.theta_slot], ct = std::cos(th), st = std::sin(th);
+        double T = A.cross(B).dot(n), D = A.dot(B);
+        w(c.row, a.theta_slot, -st * T - ct * D);
+        write_gradient(w, c.row, a.A, ct * B.cross(n) - st * B, m.dim, 1.0);
+        write_gradient(w, c.row, a.B, ct * n.cross(A) - st * A, m.dim, 1.0);
+        if (!a.n.terms.empty()) write_gradient(w, c.row, a.n, ct * A.cross(B), m.dim, 1.0);
+        break;
+      }
+      case ConstraintKind::driving:
+        w(c.row, m.drivings[c.index].slot, 1.0);
+        break;
+    }
+  }
+}
+}  // namespace
+
+void constraint_jacobian(const Model& m, const VectorXd& x, double* jac_values) {
+  std::fill_n(jac_values, m.jac.size(), 0.0);
+  JacWriter w{m.nq};
+  w.values = jac_values;
+  w.target = m.jac_write_target.data();
+  jacobian_impl(m, x, w);
+}
+
+std::vector<Model::Entry> record_jacobian_pattern(const Model& m, const VectorXd& x) {
+  std::vector<Model::Entry> seq;
+  JacWriter w{m.nq};
+  w.record = &seq;
+  jacobian_impl(m, x, w);
+  return seq;
+}
+
+void constraint_hessian_product(const Model& m, const VectorXd& x, const VectorXd& a,
+                                const VectorXd& b, VectorXd& out) {
+  for (const auto& c : m.constraints) {
+    switch (c.kind) {
+      case ConstraintKind::dot: {
+        const auto& d = m.dots[c.index];
+        out[c.row] = eval_dir(d.A, a, m.dim).dot(eval_dir(d.B, b, m.dim)) +
+                     eval_dir(d.A, b, m.dim).dot(eval_dir(d.B, a, m.dim));
+        break;
+      }
+      case ConstraintKind::combination:
+        combination_hessian(m.combinations[c.index], x, a, b, m.dim, &out[c.row]);
+        break;
+      case ConstraintKind::angle: {
+        const auto& g = m.angles[c.index];
+        Vector3d A = evaluate(g.A, x, m.dim), B = evaluate(g.B, x, m.dim), n = axis_of(g, x, m.dim);
+        Vector3d Aa = eval_dir(g.A, a, m.dim), Ba = eval_dir(g.B, a, m.dim);
+        Vector3d Ab = eval_dir(g.A, b, m.dim), Bb = eval_dir(g.B, b, m.dim);
+        Vector3d na = Vector3d::Zero(), nb = Vector3d::Zero();
+        if (!g.n.terms.empty()) na = eval_dir(g.n, a, m.dim), nb = eval_dir(g.n, b, m.dim);
+        double th = x[g.theta_slot], ct = std::cos(th), st = std::sin(th);
+        double tha = a[g.theta_slot], thb = b[g.theta_slot];
+        double T = A.cross(B).dot(n), D = A.dot(B);
+        double dTa = Aa.cross(B).dot(n) + A.cross(Ba).dot(n) + A.cross(B).dot(na);
+        double dTb = Ab.cross(B).dot(n) + A.cross(Bb).dot(n) + A.cross(B).dot(nb);
+        double dDa = Aa.dot(B) + A.dot(Ba), dDb = Ab.dot(B) + A.dot(Bb);
+        double d2T = Aa.cross(Bb).dot(n) + Ab.cross(Ba).dot(n) + Aa.cross(B).dot(nb) +
+                     Ab.cross(B).dot(na) + A.cross(Ba).dot(nb) + A.cross(Bb).dot(na);
+        double d2D = Aa.dot(Bb) + Ab.dot(Ba);
+        out[c.row] = (-ct * T + st * D) * tha * thb + (-st * dTb - ct * dDb) * tha +
+                     (-st * dTa - ct * dDa) * thb + ct * d2T - st * d2D;
+        break;
+      }
+      case ConstraintKind::driving:
+        out[c.row] = 0;
+        break;
+    }
+  }
+}
+
+void constraint_time_terms(const Model& m, const VectorXd& u, VectorXd& phi_t, VectorXd& phi_tt) {
+  phi_t.setZero();
+  phi_tt.setZero();
+  for (const auto& c : m.constraints) {
+    if (c.kind != ConstraintKind::driving) continue;
+    const auto& d = m.drivings[c.index];
+    phi_t[c.row] = d.input_rate >= 0 ? -u[d.input_rate] : 0.0;
+    phi_tt[c.row] = d.input_accel >= 0 ? -u[d.input_accel] : 0.0;
+  }
+}
+
+}  // namespace mbo::mb

@@ -1,0 +1,219 @@
+#include "mbobserver/mb/dynamics.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "mbobserver/mb/constraints.hpp"
+#include "mbobserver/mb/forces.hpp"
+
+namespace mbo::mb {
+namespace {
+
+// out = M v
+void mass_times(const Model& m, const VectorXd& v, VectorXd& out) {
+  out.setZero();
+  for (std::size_t e = 0; e < m.mass.size(); ++e)
+    out[m.mass[e].row] += m.mass_values[e] * v[m.mass[e].col];
+}
+
+// out += s * Phi_q' w
+void add_jt(const Model& m, const Workspace& ws, const VectorXd& w, double s, VectorXd& out) {
+  for (std::size_t e = 0; e < m.jac.size(); ++e) out[m.jac[e].col] += s * ws.jac[e] * w[m.jac[e].row];
+}
+
+// out = Phi_q v
+void jv(const Model& m, const Workspace& ws, const VectorXd& v, VectorXd& out) {
+  out.setZero();
+  for (std::size_t e = 0; e < m.jac.size(); ++e) out[m.jac[e].row] += ws.jac[e] * v[m.jac[e].col];
+}
+
+// Coefficients of T = M + c C + k K + j alpha Phi_q' Phi_q: the tangent of eq. (41)-(42) has
+// c = dt/2, k = j = dt^2/4; the initial accelerations use c = k = 0, j = 1.
+struct Coefficients {
+  double c, k, j;
+};
+
+// Evaluates Phi_q and the forces (with their Jacobians) at ws.x, ws.xd and assembles and
+// factorises T. Returns false if T is not positive definite.
+bool assemble_tangent(const Model& m, const State& s, Workspace& ws, Coefficients co) {
+  const double a = m.solver.penalty;
+  constraint_jacobian(m, ws.x, ws.jac.data());
+  generalized_forces(m, ws.x, ws.xd, s.u, s.t, true, ws.forces);
+  SparseSystem& T = ws.tangent;
+  T.set_zero();
+  for (const auto& e : ws.mass_slots) T.add(e.slot, m.mass_values[e.entry]);
+  for (const auto& p : ws.jtj_slots) T.add(p.slot, co.j * a * ws.jac[p.e1] * ws.jac[p.e2]);
+  for (const auto& e : ws.K_slots) T.add(e.slot, co.k * e.weight * ws.forces.K[e.entry]);
+  for (const auto& e : ws.C_slots) T.add(e.slot, co.c * e.weight * ws.forces.C[e.entry]);
+  for (std::size_t f = 0; f < ws.custom_slots.size(); ++f) {
+    const auto& K = ws.forces.custom_K[f];
+    const auto& C = ws.forces.custom_C[f];
+    const int n = static_cast<int>(K.rows());
+    for (const auto& e : ws.custom_slots[f]) {
+      const int i = e.entry / n, j = e.entry % n;
+      T.add(e.slot, e.weight * (co.k * K(i, j) + co.c * C(i, j)));
+    }
+  }
+  return T.factorize();
+}
+
+// y = T v, term by term from the values T was assembled from ((K + K')/2 as in T).
+void tangent_times(const Model& m, Workspace& ws, Coefficients co, const VectorXd& v, VectorXd& y) {
+  const double a = m.solver.penalty;
+  mass_times(m, v, y);
+  jv(m, ws, v, ws.hv);
+  add_jt(m, ws, ws.hv, co.j * a, y);
+  auto sym = [&](const std::vector<Model::Entry>& pat, const std::vector<double>& val, double s) {
+    for (std::size_t e = 0; e < pat.size(); ++e) {
+      y[pat[e].row] += 0.5 * s * val[e] * v[pat[e].col];
+      y[pat[e].col] += 0.5 * s * val[e] * v[pat[e].row];
+    }
+  };
+  sym(m.force_K, ws.forces.K, co.k);
+  sym(m.force_C, ws.forces.C, co.c);
+  for (std::size_t f = 0; f < m.custom_forces.size(); ++f) {
+    const auto& c = m.custom_forces[f]->coordinates();
+    const auto& K = ws.forces.custom_K[f];
+    const auto& C = ws.forces.custom_C[f];
+    const int n = static_cast<int>(c.size());
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j)
+        y[c[i]] += 0.5 * (co.k * (K(i, j) + K(j, i)) + co.c * (C(i, j) + C(j, i))) * v[c[j]];
+  }
+}
+
+// Mass-damping-stiffness orthogonal projections of velocities and accelerations (eq. (42)),
+// at ws.x with the tangent factorised there. With a finite penalty one projection leaves a
+// residual of order M / (alpha dt^2/4 Phi_q'Phi_q) times the violation; the projection is
+// repeated (an augmented-Lagrangian iteration on the same factorisation, no new assembly)
+// until the velocity and acceleration constraints hold to 1e-12 relative.
+void project(const Model& m, State& s, Workspace& ws, Coefficients co) {
+  const double a = m.solver.penalty;
+  constexpr int kRepeats = 4;
+  constraint_time_terms(m, s.u, ws.phi_t, ws.phi_tt);
+  // T qd = T qd* - dt^2/4 alpha Phi_q' (Phi_q qd* + Phi_t)
+  for (int it = 0; it < kRepeats; ++it) {
+    jv(m, ws, s.qd, ws.kc_dyn);
+    ws.kc_dyn += ws.phi_t;
+    if (ws.kc_dyn.lpNorm<Eigen::Infinity>() <= 1e-12 * (1 + s.qd.lpNorm<Eigen::Infinity>())) break;
+    tangent_times(m, ws, co, s.qd, ws.tmp);
+    add_jt(m, ws, ws.kc_dyn, -co.j * a, ws.tmp);
+    ws.tangent.solve(ws.tmp, s.qd);
+  }
+  // T qdd = T qdd* - dt^2/4 alpha Phi_q' (Phi_q qdd* + Phi_q_dot qd + Phi_tt)
+  ws.xd.head(m.nq) = s.qd;
+  constraint_hessian_product(m, ws.x, ws.xd, ws.xd, ws.phi);  // phi as scratch: Phi_q_dot qd
+  ws.phi += ws.phi_tt;
+  for (int it = 0; it < kRepeats; ++it) {
+    jv(m, ws, s.qdd, ws.kc_dyn);
+    ws.kc_dyn += ws.phi;
+    if (ws.kc_dyn.lpNorm<Eigen::Infinity>() <= 1e-12 * (1 + s.qdd.lpNorm<Eigen::Infinity>())) break;
+    tangent_times(m, ws, co, s.qdd, ws.tmp);
+    add_jt(m, ws, ws.kc_dyn, -co.j * a, ws.tmp);
+    ws.tangent.solve(ws.tmp, s.qdd);
+  }
+}
+
+}  // namespace
+
+StepResult step(const Model& m, State& s, Workspace& ws, double dt) {
+  StepResult r;
+  const double a = m.solver.penalty, h2 = dt * dt / 4;
+  const Coefficients co{dt / 2, h2, h2};
+  // Trapezoidal rule (eq. (40)): qd = 2/dt q + qd_hat, qdd = 4/dt^2 q + qdd_hat.
+  ws.qd_hat = -(2 / dt) * s.q - s.qd;
+  ws.qdd_hat = -(4 / (dt * dt)) * s.q - (4 / dt) * s.qd - s.qdd;
+  // Predictor (eq. (18)).
+  s.q += dt * s.qd + (0.5 * dt * dt) * s.qdd;
+  s.t += dt;
+  for (r.iterations = 1; r.iterations <= m.solver.max_iterations; ++r.iterations) {
+    s.qd = (2 / dt) * s.q + ws.qd_hat;
+    s.qdd = (4 / (dt * dt)) * s.q + ws.qdd_hat;
+    ws.x.head(m.nq) = s.q;
+    ws.xd.head(m.nq) = s.qd;
+    constraint_values(m, ws.x, s.u, ws.phi);
+    // eq. (39): lambda*_{i+1} = lambda*_i + alpha Phi_{i+1}, then the residual carries
+    // Phi_q' (lambda* + alpha Phi) (Bayo & Ledesma; seed 003 A.3.2). Using lambda* alone in
+    // the residual makes the multiplier error obey mu_{i+1} = mu_i - mu_{i-1}: a six-cycle
+    // that never converges.
+    s.lambda += a * ws.phi;
+    if (!assemble_tangent(m, s, ws, co)) {
+      r.converged = false;
+      r.phi_norm = ws.phi.lpNorm<Eigen::Infinity>();
+      return r;
+    }
+    // f = dt^2/4 (M qdd + Phi_q' (alpha Phi + lambda) - Q), eq. (41)
+    mass_times(m, s.qdd, ws.res);
+    ws.hv = s.lambda + a * ws.phi;
+    add_jt(m, ws, ws.hv, 1.0, ws.res);
+    ws.res -= ws.forces.Q + s.Q_correction;
+    ws.res *= -h2;
+    ws.tangent.solve(ws.res, ws.dq);
+    s.q += ws.dq;
+    r.dq_norm = ws.dq.lpNorm<Eigen::Infinity>();
+    if (!std::isfinite(r.dq_norm)) return r;
+    if (getenv("MBO_TRACE")) fprintf(stderr, "  it=%d dq=%.3e phi=%.3e\n", r.iterations, r.dq_norm, ws.phi.lpNorm<Eigen::Infinity>());
+    if (r.dq_norm <= m.solver.tolerance) {
+      r.converged = true;
+      break;
+    }
+  }
+  s.qd = (2 / dt) * s.q + ws.qd_hat;
+  s.qdd = (4 / (dt * dt)) * s.q + ws.qdd_hat;
+  ws.x.head(m.nq) = s.q;
+  ws.xd.head(m.nq) = s.qd;
+  constraint_values(m, ws.x, s.u, ws.phi);
+  r.phi_norm = m.nc ? ws.phi.lpNorm<Eigen::Infinity>() : 0.0;
+  // Projections with the tangent at the converged position.
+  if (!assemble_tangent(m, s, ws, co)) {
+    r.converged = false;
+    return r;
+  }
+  project(m, s, ws, co);
+  if (!r.converged) r.iterations = m.solver.max_iterations;
+  return r;
+}
+
+void initialize_accelerations(const Model& m, State& s, Workspace& ws) {
+  // Augmented Lagrangian on the accelerations (Bayo & Ledesma): (M + alpha Phi_q'Phi_q) qdd =
+  // Q - Phi_q' lambda - alpha Phi_q' (Phi_q_dot qd + Phi_tt), lambda += alpha * residual.
+  const double a = m.solver.penalty;
+  const Coefficients co{0, 0, 1};
+  ws.x.head(m.nq) = s.q;
+  ws.xd.head(m.nq) = s.qd;
+  if (!assemble_tangent(m, s, ws, co)) return;
+  constraint_time_terms(m, s.u, ws.phi_t, ws.phi_tt);
+  constraint_hessian_product(m, ws.x, ws.xd, ws.xd, ws.phi);
+  ws.phi += ws.phi_tt;  // c = Phi_q_dot qd + Phi_tt
+  s.lambda.setZero();
+  for (int it = 0; it < 50; ++it) {
+    ws.tmp = ws.forces.Q + s.Q_correction;
+    ws.kc_dyn = s.lambda + a * ws.phi;
+    add_jt(m, ws, ws.kc_dyn, -1.0, ws.tmp);
+    ws.tangent.solve(ws.tmp, s.qdd);
+    jv(m, ws, s.qdd, ws.hv);
+    ws.hv += ws.phi;
+    s.lambda += a * ws.hv;
+    if (ws.hv.lpNorm<Eigen::Infinity>() < 1e-13 * std::max(1.0, s.qdd.lpNorm<Eigen::Infinity>())) break;
+  }
+}
+
+ConstraintResiduals constraint_residuals(const Model& m, const State& s, Workspace& ws) {
+  ConstraintResiduals c;
+  if (m.nc == 0) return c;
+  ws.x.head(m.nq) = s.q;
+  ws.xd.head(m.nq) = s.qd;
+  constraint_values(m, ws.x, s.u, ws.phi);
+  c.position = ws.phi.lpNorm<Eigen::Infinity>();
+  constraint_jacobian(m, ws.x, ws.jac.data());
+  constraint_time_terms(m, s.u, ws.phi_t, ws.phi_tt);
+  jv(m, ws, s.qd, ws.hv);
+  c.velocity = (ws.hv + ws.phi_t).lpNorm<Eigen::Infinity>();
+  constraint_hessian_product(m, ws.x, ws.xd, ws.xd, ws.hv);
+  jv(m, ws, s.qdd, ws.phi);
+  c.acceleration = (ws.phi + ws.hv + ws.phi_tt).lpNorm<Eigen::Infinity>();
+  return c;
+}
+
+}  // namespace mbo::mb

@@ -1,0 +1,119 @@
+#include "mbobserver/mb/kinematics.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "mbobserver/mb/constraints.hpp"
+#include "mbobserver/mb/state.hpp"
+
+namespace mbo::mb {
+namespace {
+
+void load_x(const Model& m, const VectorXd& q, Workspace& ws) { ws.x.head(m.nq) = q; }
+
+// out_d = Phi_qd' v (v over constraint rows)
+void jt_dep(const Model& m, const Workspace& ws, const VectorXd& v, VectorXd& out_d) {
+  out_d.setZero();
+  for (std::size_t e = 0; e < m.jac.size(); ++e) {
+    int d = ws.dep_index[m.jac[e].col];
+    if (d >= 0) out_d[d] += ws.jac[e] * v[m.jac[e].row];
+  }
+}
+
+// out += Phi_q[:, cols of z] * vz  where vz is given over q (only z entries used)
+void j_z(const Model& m, const Workspace& ws, const VectorXd& v, VectorXd& out) {
+  for (std::size_t e = 0; e < m.jac.size(); ++e)
+    if (ws.dep_index[m.jac[e].col] < 0) out[m.jac[e].row] += ws.jac[e] * v[m.jac[e].col];
+}
+
+}  // namespace
+
+State initial_state(const Model& m) {
+  State s;
+  s.q = m.x0.head(m.nq);
+  s.qd = VectorXd::Zero(m.nq);
+  s.qdd = VectorXd::Zero(m.nq);
+  s.lambda = VectorXd::Zero(m.nc);
+  s.u = VectorXd::Zero(m.inputs.size());
+  s.Q_correction = VectorXd::Zero(m.nq);
+  return s;
+}
+
+bool factor_kinematics(const Model& m, const VectorXd& q, Workspace& ws) {
+  if (!ws.has_kinematics) throw std::logic_error("model has no kinematic solver (no independent coordinates declared)");
+  load_x(m, q, ws);
+  constraint_jacobian(m, ws.x, ws.jac.data());
+  ws.kin.set_zero();
+  for (const auto& p : ws.kin_slots) ws.kin.add(p.slot, ws.jac[p.e1] * ws.jac[p.e2]);
+  return ws.kin.factorize();
+}
+
+KinematicResult solve_position(const Model& m, VectorXd& q, const VectorXd& u, Workspace& ws) {
+  KinematicResult r;
+  for (r.iterations = 0; r.iterations <= m.solver.kinematic_max_iterations; ++r.iterations) {
+    load_x(m, q, ws);
+    constraint_values(m, ws.x, u, ws.phi);
+    r.residual = m.nc ? ws.phi.lpNorm<Eigen::Infinity>() : 0.0;
+    if (!std::isfinite(r.residual)) return r;
+    bool done = r.residual <= m.solver.kinematic_tolerance;
+    if (!factor_kinematics(m, q, ws)) return r;
+    if (done) {
+      r.converged = true;
+      return r;
+    }
+    jt_dep(m, ws, ws.phi, ws.kd);
+    ws.kin.solve(ws.kd, ws.kd);
+    for (std::size_t d = 0; d < ws.dep_slots.size(); ++d) q[ws.dep_slots[d]] -= ws.kd[d];
+  }
+  return r;
+}
+
+void solve_velocity(const Model& m, const VectorXd& u, VectorXd& qd, Workspace& ws) {
+  constraint_time_terms(m, u, ws.phi_t, ws.phi_tt);
+  ws.kc = ws.phi_t;
+  j_z(m, ws, qd, ws.kc);
+  jt_dep(m, ws, ws.kc, ws.kd);
+  ws.kin.solve(ws.kd, ws.kd);
+  for (std::size_t d = 0; d < ws.dep_slots.size(); ++d) qd[ws.dep_slots[d]] = -ws.kd[d];
+}
+
+void solve_acceleration(const Model& m, const VectorXd& u, const VectorXd& qd, VectorXd& qdd,
+                        Workspace& ws) {
+  constraint_time_terms(m, u, ws.phi_t, ws.phi_tt);
+  ws.xd.head(m.nq) = qd;
+  constraint_hessian_product(m, ws.x, ws.xd, ws.xd, ws.hv);
+  ws.kc = ws.hv + ws.phi_tt;
+  j_z(m, ws, qdd, ws.kc);
+  jt_dep(m, ws, ws.kc, ws.kd);
+  ws.kin.solve(ws.kd, ws.kd);
+  for (std::size_t d = 0; d < ws.dep_slots.size(); ++d) qdd[ws.dep_slots[d]] = -ws.kd[d];
+}
+
+void compute_R(const Model& m, Workspace& ws) {
+  ws.R.setZero();
+  for (std::size_t j = 0; j < m.z.size(); ++j) {
+    ws.kc.setZero();
+    for (std::size_t e = 0; e < m.jac.size(); ++e)
+      if (m.jac[e].col == m.z[j]) ws.kc[m.jac[e].row] += ws.jac[e];
+    jt_dep(m, ws, ws.kc, ws.kd);
+    ws.kin.solve(ws.kd, ws.kd);
+    for (std::size_t d = 0; d < ws.dep_slots.size(); ++d) ws.R(ws.dep_slots[d], j) = -ws.kd[d];
+    ws.R(m.z[j], j) = 1;
+  }
+}
+
+void compute_Rdot(const Model& m, const VectorXd& qd, Workspace& ws) {
+  // Phi_q R = 0  =>  Phi_q Rdot = -Phi_q_dot R, with Rdot's z rows zero.
+  ws.Rdot.setZero();
+  ws.xd.head(m.nq) = qd;
+  ws.xa.setZero();
+  for (std::size_t j = 0; j < m.z.size(); ++j) {
+    ws.xa.head(m.nq) = ws.R.col(j);
+    constraint_hessian_product(m, ws.x, ws.xd, ws.xa, ws.kc);
+    jt_dep(m, ws, ws.kc, ws.kd);
+    ws.kin.solve(ws.kd, ws.kd);
+    for (std::size_t d = 0; d < ws.dep_slots.size(); ++d) ws.Rdot(ws.dep_slots[d], j) = -ws.kd[d];
+  }
+}
+
+}  // namespace mbo::mb
