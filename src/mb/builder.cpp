@@ -76,7 +76,7 @@ int ModelBuilder::add_entity(const std::string& name, EntityKind kind, int dim, 
   e.dim = dim;
   e.fixed = fixed;
   if (fixed) {
-    e.slot = -1 - static_cast<int>(c_init_.size());
+    e.slot = Model::kConstBase + static_cast<int>(c_init_.size());
     for (int k = 0; k < dim; ++k) c_init_.push_back(at[k]);
   } else {
     e.slot = static_cast<int>(q_init_.size());
@@ -244,6 +244,7 @@ int ModelBuilder::body(const BodySpec& spec) {
   if (spec.origin < 0 || m_.entities.at(spec.origin).kind != EntityKind::point)
     invalid("body \"" + spec.name + "\": origin must be a point");
   auto local_of_point = [&](int e) {
+    if (e == spec.origin && !spec.points.count(e)) return Vector3d(Vector3d::Zero());
     auto it = spec.points.find(e);
     if (it == spec.points.end())
       invalid("body \"" + spec.name + "\": point \"" + m_.entities.at(e).name + "\" has no local coordinates");
@@ -287,8 +288,9 @@ int ModelBuilder::body(const BodySpec& spec) {
   for (std::size_t k = 0; k < local.size(); ++k) B.col(k) = local[k];
   if (!local.empty()) {
     double scale = 1;
-    for (auto& l : local) scale *= std::max(l.norm(), 1e-300);
-    if (std::abs(B.determinant()) < 1e-9 * scale)
+    bool zero = false;
+    for (auto& l : local) scale *= l.norm(), zero = zero || l.norm() < 1e-12;
+    if (zero || std::abs(B.determinant()) < 1e-9 * scale)
       invalid("body \"" + spec.name + "\": singular geometry (basis vectors are parallel or zero)");
   }
   g.basis_inverse = B.inverse();
@@ -479,7 +481,7 @@ Model ModelBuilder::build() && {
   for (auto& s : m.spring_dampers) fixv(s.p1), fixv(s.p2), fixv(s.span);
   for (auto& s : m.coordinate_spring_dampers) {
     fix(s.slot);
-    if (s.slot2 != -1) fix(s.slot2);
+    if (s.slot2 >= 0) fix(s.slot2);
   }
   for (auto& f : m.coordinate_forces) fix(f.slot);
   for (const auto& f : m.custom_forces)
@@ -515,10 +517,13 @@ Model ModelBuilder::build() && {
     for (int i = 0; i < n; ++i)
       if (b.slots[i] < m.nq) m.Q_gravity[b.slots[i]] += q[i];
   }
+  m.mass_scale = 0;
   for (auto& [rc, v] : M) {
     m.mass.push_back({rc.first, rc.second});
     m.mass_values.push_back(v);
+    if (rc.first == rc.second) m.mass_scale = std::max(m.mass_scale, v);
   }
+  if (!(m.mass_scale > 0)) m.mass_scale = 1;  // massless: the kinematic check names the DOF
   return std::move(m_);
 }
 

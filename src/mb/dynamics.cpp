@@ -32,12 +32,13 @@ void jv(const Model& m, const Workspace& ws, const VectorXd& v, VectorXd& out) {
 // c = dt/2, k = j = dt^2/4; the initial accelerations use c = k = 0, j = 1.
 struct Coefficients {
   double c, k, j;
+  double alpha;
 };
 
 // Evaluates Phi_q and the forces (with their Jacobians) at ws.x, ws.xd and assembles and
 // factorises T. Returns false if T is not positive definite.
 bool assemble_tangent(const Model& m, const State& s, Workspace& ws, Coefficients co) {
-  const double a = m.solver.penalty;
+  const double a = co.alpha;
   constraint_jacobian(m, ws.x, ws.jac.data());
   generalized_forces(m, ws.x, ws.xd, s.u, s.t, true, ws.forces);
   SparseSystem& T = ws.tangent;
@@ -60,7 +61,7 @@ bool assemble_tangent(const Model& m, const State& s, Workspace& ws, Coefficient
 
 // y = T v, term by term from the values T was assembled from ((K + K')/2 as in T).
 void tangent_times(const Model& m, Workspace& ws, Coefficients co, const VectorXd& v, VectorXd& y) {
-  const double a = m.solver.penalty;
+  const double a = co.alpha;
   mass_times(m, v, y);
   jv(m, ws, v, ws.hv);
   add_jt(m, ws, ws.hv, co.j * a, y);
@@ -89,7 +90,7 @@ void tangent_times(const Model& m, Workspace& ws, Coefficients co, const VectorX
 // repeated (an augmented-Lagrangian iteration on the same factorisation, no new assembly)
 // until the velocity and acceleration constraints hold to 1e-12 relative.
 void project(const Model& m, State& s, Workspace& ws, Coefficients co) {
-  const double a = m.solver.penalty;
+  const double a = co.alpha;
   constexpr int kRepeats = 4;
   constraint_time_terms(m, s.u, ws.phi_t, ws.phi_tt);
   // T qd = T qd* - dt^2/4 alpha Phi_q' (Phi_q qd* + Phi_t)
@@ -119,8 +120,8 @@ void project(const Model& m, State& s, Workspace& ws, Coefficients co) {
 
 StepResult step(const Model& m, State& s, Workspace& ws, double dt) {
   StepResult r;
-  const double a = m.solver.penalty, h2 = dt * dt / 4;
-  const Coefficients co{dt / 2, h2, h2};
+  const double a = m.penalty_for(dt), h2 = dt * dt / 4;
+  const Coefficients co{dt / 2, h2, h2, a};
   // Trapezoidal rule (eq. (40)): qd = 2/dt q + qd_hat, qdd = 4/dt^2 q + qdd_hat.
   ws.qd_hat = -(2 / dt) * s.q - s.qd;
   ws.qdd_hat = -(4 / (dt * dt)) * s.q - (4 / dt) * s.qd - s.qdd;
@@ -178,8 +179,8 @@ StepResult step(const Model& m, State& s, Workspace& ws, double dt) {
 void initialize_accelerations(const Model& m, State& s, Workspace& ws) {
   // Augmented Lagrangian on the accelerations (Bayo & Ledesma): (M + alpha Phi_q'Phi_q) qdd =
   // Q - Phi_q' lambda - alpha Phi_q' (Phi_q_dot qd + Phi_tt), lambda += alpha * residual.
-  const double a = m.solver.penalty;
-  const Coefficients co{0, 0, 1};
+  const double a = m.solver.penalty > 0 ? m.solver.penalty : 1e4 * m.mass_scale;
+  const Coefficients co{0, 0, 1, a};
   ws.x.head(m.nq) = s.q;
   ws.xd.head(m.nq) = s.qd;
   if (!assemble_tangent(m, s, ws, co)) return;

@@ -86,6 +86,7 @@ class Loader {
     if (auto s = root_.find("solver")) {
       auto& st = b_.solver();
       st.penalty = s->positive("penalty", st.penalty);
+      st.penalty_ratio = s->positive("penalty_ratio", st.penalty_ratio);
       st.tolerance = s->positive("tolerance", st.tolerance);
       st.max_iterations = static_cast<int>(s->integer("max_iterations", 1, 1000, st.max_iterations));
       st.kinematic_tolerance = s->positive("kinematic_tolerance", st.kinematic_tolerance);
@@ -399,6 +400,17 @@ void check_kinematics(const Model& m) {
         "singular geometry: the independent coordinates do not determine the others at the initial "
         "position (Phi_q over the dependent coordinates is rank deficient)");
   auto r = solve_position(m, s.q, s.u, ws);
+  if (r.converged) {
+    // Every degree of freedom needs inertia, or the dynamics are singular: Mbar = R' M R > 0.
+    compute_R(m, ws);
+    Eigen::MatrixXd M = Eigen::MatrixXd::Zero(m.nq, m.nq);
+    for (std::size_t e = 0; e < m.mass.size(); ++e) M(m.mass[e].row, m.mass[e].col) += m.mass_values[e];
+    Eigen::MatrixXd Mbar = ws.R.transpose() * M * ws.R;
+    for (std::size_t j = 0; j < m.z.size(); ++j)
+      if (!(Mbar(j, j) > 1e-12 * std::max(1.0, Mbar.diagonal().maxCoeff())))
+        throw std::invalid_argument("independent coordinate \"" + m.coordinate_names[m.z[j]] +
+                                    "\" moves no mass: the dynamics would be singular");
+  }
   if (!r.converged)
     throw std::invalid_argument("the position problem does not converge from the initial values "
                                 "(residual " + std::to_string(r.residual) +

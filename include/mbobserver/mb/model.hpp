@@ -198,7 +198,13 @@ class CustomForce {
 };
 
 struct SolverSettings {
-  double penalty = 1e8;          // alpha of eq. (39)
+  // alpha of eq. (39). 0 (the default) scales it to the model and the step:
+  // alpha = penalty_ratio * max(M_ii) / (dt^2/4), so that the constraint stiffness of the
+  // tangent dominates the largest mass by that ratio. Too small an alpha makes the multiplier
+  // iteration converge slowly (its rate is about M / (alpha dt^2/4 Phi_q'Phi_q)); too large
+  // an alpha costs digits.
+  double penalty = 0;
+  double penalty_ratio = 100;
   double tolerance = 1e-10;      // Newton: ||dq||_inf relative to the coordinate scale
   int max_iterations = 25;
   double kinematic_tolerance = 1e-12;  // ||Phi||_inf for the position problem
@@ -250,11 +256,17 @@ class Model {
   std::vector<int> force_K_target, force_C_target;
   std::vector<Entry> mass;                 // global M, COO of unique entries
   std::vector<double> mass_values;
+  double mass_scale = 1;                   // max diagonal entry of M
 
-  // While a model is being built, constant entities carry provisional slots -1 - k; build()
-  // moves them after q. Structures made before build() (e.g. a vehicle's sensor points) are
-  // mapped with these.
-  int resolve(int slot) const { return slot >= 0 ? slot : nq + (-1 - slot); }
+  double penalty_for(double dt) const {
+    return solver.penalty > 0 ? solver.penalty : solver.penalty_ratio * mass_scale * 4 / (dt * dt);
+  }
+
+  // While a model is being built, constant entities carry provisional slots kConstBase + k
+  // (components stay contiguous); build() moves them after q. Structures made before build()
+  // (e.g. a vehicle's sensor points) are mapped with these.
+  static constexpr int kConstBase = 1 << 28;
+  int resolve(int slot) const { return slot >= kConstBase ? nq + (slot - kConstBase) : slot; }
   LinearVec resolve(LinearVec v) const {
     for (auto& t : v.terms) t.slot = resolve(t.slot);
     return v;

@@ -21,6 +21,8 @@ class PreorderedLDLT
     : public Eigen::SimplicialLDLT<SparseMatrix, Eigen::Upper, Eigen::NaturalOrdering<int>> {
  public:
   void refactor(const SparseMatrix& upper) { this->template factorize_preordered<true>(upper); }
+  // vectorD() returns a copy (an allocation per call); the factor's own storage instead.
+  const Eigen::VectorXd& diagonal() const { return this->m_diag; }
 };
 }  // namespace detail
 
