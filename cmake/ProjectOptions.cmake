@@ -2,6 +2,11 @@
 # in through imported targets, whose include directories CMake marks SYSTEM.
 add_library(mbo_options INTERFACE)
 target_compile_options(mbo_options INTERFACE -Wall -Wextra -Werror)
+# GCC 12 reports -Wrestrict false positives inside libstdc++'s std::string concatenation at
+# -O2 and above (GCC bug 105329, fixed in GCC 13); it says nothing about our code.
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
+  target_compile_options(mbo_options INTERFACE -Wno-restrict)
+endif()
 target_compile_definitions(mbo_options INTERFACE
   # Eigen: no dynamic allocation hidden in expression temporaries goes unnoticed in debug
   EIGEN_MPL2_ONLY)

@@ -58,6 +58,23 @@ int Model::input(const std::string& n) const {
 
 bool Model::is_z(int slot) const { return std::find(z.begin(), z.end(), slot) != z.end(); }
 
+LinearVec body_point(const Body& b, const Vector3d& local) {
+  LinearVec r{{LinearTerm{b.origin_slot, 1, 0}}};
+  if (b.basis.empty()) return r;
+  Vector3d c = b.basis_inverse * (local - b.origin_local);
+  for (std::size_t k = 0; k < b.basis.size(); ++k)
+    if (c[k] != 0) r = ModelBuilder::sum(r, b.basis[k], c[k]);
+  return r;
+}
+
+LinearVec body_direction(const Body& b, const Vector3d& local) {
+  LinearVec r;
+  Vector3d c = b.basis_inverse * local;
+  for (std::size_t k = 0; k < b.basis.size(); ++k)
+    if (c[k] != 0) r = ModelBuilder::sum(r, b.basis[k], c[k]);
+  return r;
+}
+
 ModelBuilder::ModelBuilder(std::string name, int dim) {
   if (dim != 2 && dim != 3) invalid("model dimension must be 2 or 3");
   m_.name = std::move(name);
@@ -371,6 +388,8 @@ int ModelBuilder::body(const BodySpec& spec) {
   body.C0 = block(of(spec.origin));
   for (std::size_t k = 0; k < g.basis.size(); ++k) body.Ck[k] = block(g.basis[k]);
   body.basis = g.basis;
+  body.origin_slot = m_.entities[spec.origin].slot;
+  body.origin_local = g.origin_local;
   body.basis_local = B;
   body.basis_inverse = g.basis_inverse;
   Vector3d rg = spec.com - g.origin_local;
@@ -474,6 +493,7 @@ Model ModelBuilder::build() && {
   for (auto& a : m.angles) fix(a.theta_slot), fixv(a.A), fixv(a.B), fixv(a.n);
   for (auto& d : m.drivings) fix(d.slot);
   for (auto& b : m.bodies) {
+    fix(b.origin_slot);
     for (auto& s : b.slots) fix(s);
     for (auto& v : b.basis) fixv(v);
   }

@@ -124,10 +124,16 @@ struct Body {
   // r(c) = C0 * xl + sum_k c_k Ck * xl, with xl = x[slots]
   Eigen::MatrixXd C0;
   std::array<Eigen::MatrixXd, 3> Ck;
+  int origin_slot = 0;           // first slot of the origin point
+  Vector3d origin_local = Vector3d::Zero();
   std::vector<LinearVec> basis;  // e_k (2-D: e1 and its perpendicular)
   Eigen::Matrix3d basis_local;   // columns: e_k in the body's orthonormal local frame
   Eigen::Matrix3d basis_inverse;
 };
+
+// A point or a direction fixed on a body, given in the body's local frame.
+LinearVec body_point(const Body& b, const Vector3d& local);
+LinearVec body_direction(const Body& b, const Vector3d& local);
 
 // --- Forces ----------------------------------------------------------------------------------
 

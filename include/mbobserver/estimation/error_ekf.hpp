@@ -1,0 +1,76 @@
+// The error-state EKF of seed 003 3.3 and 4.5 on n observed independent coordinates:
+//   errorEKF     e = [dz, dzd]         F = [I dt I; 0 I]                          (eq. (54))
+//   errorEKF-FE  e = [dz, dzd, da]     da: acceleration (force) error, a random walk; the
+//                velocity row carries the model's Jacobians dzdd/dz, dzdd/dzd (eq. (66)) when
+//                they are given (Fig. 33, eqs. (125)-(126)).
+// The predicted error is zero after each correction of the model (eq. (57)); the plant noise
+// is discretised once by Van Loan's method (eqs. (121)-(123)); measurements are fused one
+// scalar at a time (eq. (124)), each behind a chi-square innovation gate.
+#pragma once
+
+#include <vector>
+
+#include <Eigen/Dense>
+
+namespace mbo::est {
+
+using Eigen::MatrixXd;
+using Eigen::VectorXd;
+
+struct ErrorEkfSettings {
+  bool force_error = false;
+  // Continuous-time spectral densities: of the acceleration error (errorEKF, and the velocity
+  // row of FE), and of the acceleration error's rate (FE), per observed coordinate.
+  std::vector<double> accel_noise, accel_rate_noise;
+  std::vector<double> initial_std_z, initial_std_zd, initial_std_a;
+  double gate_sigma = 5;       // reject |innovation| > gate_sigma * sqrt(S); 0: no gate
+  double max_variance = 1e12;  // variances are clipped here (bounded covariance)
+};
+
+struct UpdateResult {
+  bool accepted = false;
+  double innovation = 0;   // y - h - H e before the update
+  double variance = 0;     // S = H P H' + r
+  double test_ratio = 0;   // innovation^2 / (gate_sigma^2 S)
+};
+
+class ErrorEkf {
+ public:
+  ErrorEkf(int n, const ErrorEkfSettings& s, double dt);
+
+  int dofs() const { return n_; }
+  int size() const { return static_cast<int>(e_.size()); }
+  bool force_error() const { return settings_.force_error; }
+
+  // P = F P F' + W with the error reset to zero. A21 = dzdd/dz, A22 = dzdd/dzd (n x n) may be
+  // given for errorEKF-FE.
+  void predict(const MatrixXd* A21 = nullptr, const MatrixXd* A22 = nullptr);
+
+  // One scalar measurement: H over the error state, `innovation` = y - h(model), r its noise
+  // variance. The update is skipped (and reported) when the gate rejects it.
+  UpdateResult update(const Eigen::Ref<const VectorXd>& H, double innovation, double r);
+
+  // After the model has been corrected with error(): the error is zero again.
+  void reset_error() { e_.setZero(); }
+  const VectorXd& error() const { return e_; }
+  const MatrixXd& covariance() const { return P_; }
+  MatrixXd& covariance() { return P_; }
+  const MatrixXd& plant_noise() const { return W_; }
+
+  // NaN, a non-positive variance or a variance at its bound: the filter has diverged.
+  bool healthy() const;
+  void reset_covariance();
+
+ private:
+  int n_;
+  ErrorEkfSettings settings_;
+  double dt_;
+  MatrixXd F_, Fj_, W_, P_, P0_, tmp_;
+  VectorXd e_, b_;
+};
+
+// Van Loan's method (seed 003 eqs. (121)-(123)): the discrete plant noise W_k of
+// x_dot = F x + G w, E[w w'] = Wc delta, over a step dt.
+MatrixXd van_loan(const MatrixXd& F, const MatrixXd& GWcGt, double dt);
+
+}  // namespace mbo::est

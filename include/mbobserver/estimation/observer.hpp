@@ -1,0 +1,101 @@
+// The multibody observer of seed 003 (Fig. 11, 4.5): each step integrates the (wrong) model,
+// predicts the error covariance, fuses the available scalar measurements against the model's
+// virtual measurements, and corrects the model (4.5.4). It works on any model the engine can
+// describe; which independent coordinates are observed is configurable (4.1.2).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mbobserver/estimation/error_ekf.hpp"
+#include "mbobserver/estimation/sensor.hpp"
+#include "mbobserver/mb/dynamics.hpp"
+#include "mbobserver/mb/model.hpp"
+#include "mbobserver/mb/state.hpp"
+#include "mbobserver/mb/workspace.hpp"
+
+namespace mbo::est {
+
+enum class Correction {
+  position_problem,        // 4.5.4: add the errors to z, solve the position and velocity problems
+  velocity_approximation,  // seed 003 A.4.2 / eq. (59): dq = R dz, dqd = R dzd (no iteration)
+};
+
+// How errorEKF-FE turns its acceleration error into a generalised force (see correct()).
+enum class ForceCorrection { inertial, coordinates };
+
+struct ObserverSettings {
+  ErrorEkfSettings filter;
+  std::vector<int> observed;   // indices into model.z
+  Correction correction = Correction::position_problem;
+  int jacobian_period = 1;     // FE: recompute dzdd/dz, dzdd/dzd every this many steps; 0: never
+  ForceCorrection force_correction = ForceCorrection::inertial;
+};
+
+// One scalar measurement ready to fuse: sensor, row, value and noise variance.
+struct ScalarMeasurement {
+  int sensor = 0;
+  int row = 0;
+  double value = 0;
+  double variance = 0;
+};
+
+struct ObserverStepReport {
+  mb::StepResult model_step;
+  bool correction_converged = true;
+  int fused = 0, rejected = 0;
+  bool healthy = true;
+};
+
+class MbObserver {
+ public:
+  MbObserver(const mb::Model& model, std::vector<std::shared_ptr<const Sensor>> sensors,
+             const ObserverSettings& settings, double dt);
+
+  // Starts from a consistent state of the model (positions, velocities, accelerations).
+  void initialize(const mb::State& s);
+
+  // Inputs for the next step go in state().u before step().
+  mb::State& state() { return s_; }
+  const mb::State& state() const { return s_; }
+  const mb::Model& model() const { return m_; }
+  mb::Workspace& workspace() { return ws_; }
+  const ErrorEkf& filter() const { return ekf_; }
+  ErrorEkf& filter() { return ekf_; }
+
+  // Integrates one step, predicts, fuses `measurements` (all taken at the new time), corrects.
+  // `results`, if not null, receives one UpdateResult per measurement.
+  ObserverStepReport step(const std::vector<ScalarMeasurement>& measurements,
+                          std::vector<UpdateResult>* results = nullptr);
+
+  // The virtual measurement of (sensor, row) on the current model state.
+  double predict_measurement(int sensor, int row);
+
+  // Gives the covariance of the observed [z, zd] (and FE's a) as diagonal standard deviations.
+  VectorXd std_dev() const { return ekf_.covariance().diagonal().cwiseSqrt(); }
+  const std::vector<int>& observed() const { return settings_.observed; }
+
+ private:
+  void jacobian_row(const Gradients& g, VectorXd& H) const;
+  void correct(ObserverStepReport& r);
+  void model_jacobians();
+  void reduced_acceleration(const VectorXd& q, const VectorXd& qd, VectorXd& zdd);
+
+  const mb::Model& m_;
+  std::vector<std::shared_ptr<const Sensor>> sensors_;
+  ObserverSettings settings_;
+  double dt_;
+  mb::Workspace ws_;
+  mb::State s_;
+  ErrorEkf ekf_;
+  // scratch
+  VectorXd xdd_, H_, dq_, dqd_, zdd0_, zdd1_, qp_, qdp_;
+  Gradients grad_;
+  MatrixXd A21_, A22_, Mbar_, M_, tmp_mq_;
+  Eigen::LDLT<MatrixXd> mbar_ldlt_;
+  VectorXd rhs_z_, tmp_q_;
+  long steps_ = 0;
+};
+
+}  // namespace mbo::est

@@ -1,0 +1,69 @@
+// What a sensor model is to the observer (seed 003 3.3, 4.2-4.4): a measurement function
+// h(q, qd, qdd) of the multibody state, one or more scalar rows, with its analytic gradients
+// with respect to q, qd and qdd. The filter turns them into a Jacobian row on the independent
+// coordinates with the chain rule through R (seed 003 eqs. (85), (106)-(108)):
+//   dh/dz = dh/dq R + dh/dqd Rdot,  dh/dzd = dh/dqd R,  dh/dzdd = dh/dqdd R.
+// One file per sensor kind under sensors/, in the manner of PX4 EKF2's aiding sources.
+#pragma once
+
+#include <array>
+#include <string>
+
+#include <Eigen/Dense>
+
+#include "mbobserver/mb/model.hpp"
+
+namespace mbo::est {
+
+using Eigen::VectorXd;
+
+// A sparse gradient over q slots with a fixed capacity (no allocation per evaluation).
+struct SparseGradient {
+  static constexpr int kCapacity = 64;
+  std::array<int, kCapacity> slot{};
+  std::array<double, kCapacity> value{};
+  int n = 0;
+  int nq = 0;  // slots >= nq (constants) are dropped
+  void clear(int nq_) { n = 0, nq = nq_; }
+  void add(int s, double v) {
+    if (s >= nq || v == 0) return;
+    for (int i = 0; i < n; ++i)
+      if (slot[i] == s) {
+        value[i] += v;
+        return;
+      }
+    if (n == kCapacity) throw std::length_error("SparseGradient capacity exceeded");
+    slot[n] = s;
+    value[n++] = v;
+  }
+};
+
+struct Gradients {
+  SparseGradient dq, dqd, dqdd;
+  void clear(int nq) { dq.clear(nq), dqd.clear(nq), dqdd.clear(nq); }
+};
+
+// The model state a sensor reads: x = [q; constants], xd = [qd; 0], xdd = [qdd; 0].
+struct MeasureContext {
+  const mb::Model& model;
+  const VectorXd& x;
+  const VectorXd& xd;
+  const VectorXd& xdd;
+};
+
+class Sensor {
+ public:
+  virtual ~Sensor() = default;
+  virtual int rows() const = 0;
+  // Predicted measurement of `row`; fills `g` (already cleared) when it is not null.
+  virtual double measure(const MeasureContext& c, int row, Gradients* g) const = 0;
+  // Angle rows: innovations are wrapped to (-pi, pi].
+  virtual bool is_angle(int /*row*/) const { return false; }
+};
+
+inline double wrap_angle(double a) {
+  a = std::remainder(a, 2 * M_PI);
+  return a <= -M_PI ? a + 2 * M_PI : a;
+}
+
+}  // namespace mbo::est

@@ -1,0 +1,112 @@
+#include "mbobserver/estimation/error_ekf.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include <unsupported/Eigen/MatrixFunctions>
+
+namespace mbo::est {
+
+MatrixXd van_loan(const MatrixXd& F, const MatrixXd& GWcGt, double dt) {
+  const Eigen::Index n = F.rows();
+  MatrixXd M = MatrixXd::Zero(2 * n, 2 * n);
+  M.topLeftCorner(n, n) = -F * dt;
+  M.topRightCorner(n, n) = GWcGt * dt;
+  M.bottomRightCorner(n, n) = F.transpose() * dt;
+  MatrixXd E = M.exp();
+  MatrixXd Phi = E.bottomRightCorner(n, n).transpose();
+  MatrixXd W = Phi * E.topRightCorner(n, n);
+  return 0.5 * (W + W.transpose());
+}
+
+ErrorEkf::ErrorEkf(int n, const ErrorEkfSettings& s, double dt) : n_(n), settings_(s), dt_(dt) {
+  const int blocks = s.force_error ? 3 : 2;
+  const int N = blocks * n;
+  auto check = [&](const std::vector<double>& v, const char* what) {
+    if (static_cast<int>(v.size()) != n)
+      throw std::invalid_argument(std::string(what) + ": expected " + std::to_string(n) + " values");
+    for (double x : v)
+      if (!(x >= 0) || !std::isfinite(x)) throw std::invalid_argument(std::string(what) + ": must be >= 0");
+  };
+  check(s.accel_noise, "plant noise (acceleration)");
+  check(s.initial_std_z, "initial std of z");
+  check(s.initial_std_zd, "initial std of zd");
+  if (s.force_error) {
+    check(s.accel_rate_noise, "plant noise (acceleration error rate)");
+    check(s.initial_std_a, "initial std of the acceleration error");
+  }
+  // Continuous model: d/dt [dz, dzd, da] = [dzd, da, w_a], with w on dzd as well.
+  MatrixXd Fc = MatrixXd::Zero(N, N), Q = MatrixXd::Zero(N, N);
+  for (int i = 0; i < n; ++i) {
+    Fc(i, n + i) = 1;
+    Q(n + i, n + i) = s.accel_noise[i];
+    if (s.force_error) {
+      Fc(n + i, 2 * n + i) = 1;
+      Q(2 * n + i, 2 * n + i) = s.accel_rate_noise[i];
+    }
+  }
+  F_ = (Fc * dt).exp();
+  W_ = van_loan(Fc, Q, dt);
+  P0_ = MatrixXd::Zero(N, N);
+  for (int i = 0; i < n; ++i) {
+    P0_(i, i) = s.initial_std_z[i] * s.initial_std_z[i];
+    P0_(n + i, n + i) = s.initial_std_zd[i] * s.initial_std_zd[i];
+    if (s.force_error) P0_(2 * n + i, 2 * n + i) = s.initial_std_a[i] * s.initial_std_a[i];
+  }
+  P_ = P0_;
+  tmp_ = MatrixXd::Zero(N, N);
+  Fj_ = F_;
+  e_ = VectorXd::Zero(N);
+  b_ = VectorXd::Zero(N);
+}
+
+void ErrorEkf::predict(const MatrixXd* A21, const MatrixXd* A22) {
+  e_.setZero();  // eq. (57): the model was corrected, so the predicted error is zero
+  if (settings_.force_error && (A21 || A22)) {
+    // F with the model's Jacobians in the velocity row (first order in dt).
+    Fj_ = F_;
+    if (A21) Fj_.block(n_, 0, n_, n_) += dt_ * *A21;
+    if (A22) Fj_.block(n_, n_, n_, n_) += dt_ * *A22;
+    tmp_.noalias() = Fj_ * P_;
+    P_.noalias() = tmp_ * Fj_.transpose();
+  } else {
+    tmp_.noalias() = F_ * P_;
+    P_.noalias() = tmp_ * F_.transpose();
+  }
+  P_ += W_;
+  for (int i = 0; i < P_.rows(); ++i) {
+    P_(i, i) = std::min(P_(i, i), settings_.max_variance);
+    for (int j = i + 1; j < P_.cols(); ++j) P_(i, j) = P_(j, i) = 0.5 * (P_(i, j) + P_(j, i));
+  }
+}
+
+UpdateResult ErrorEkf::update(const Eigen::Ref<const VectorXd>& H, double innovation, double r) {
+  UpdateResult u;
+  b_.noalias() = P_ * H;
+  u.variance = H.dot(b_) + r;
+  u.innovation = innovation - H.dot(e_);
+  if (!(u.variance > 0) || !std::isfinite(u.innovation)) return u;
+  const double g2 = settings_.gate_sigma * settings_.gate_sigma;
+  u.test_ratio = g2 > 0 ? u.innovation * u.innovation / (g2 * u.variance) : 0;
+  if (g2 > 0 && u.test_ratio > 1) return u;  // rejected by the gate
+  // eq. (124): L = P H' / S ; e += L nu ; P -= L H P (= b b' / S), kept symmetric
+  e_ += b_ * (u.innovation / u.variance);
+  P_.noalias() -= (b_ / u.variance) * b_.transpose();
+  u.accepted = true;
+  return u;
+}
+
+bool ErrorEkf::healthy() const {
+  for (int i = 0; i < P_.rows(); ++i) {
+    const double v = P_(i, i);
+    if (!(v > 0) || !std::isfinite(v) || v >= settings_.max_variance) return false;
+  }
+  return e_.allFinite();
+}
+
+void ErrorEkf::reset_covariance() {
+  P_ = P0_;
+  e_.setZero();
+}
+
+}  // namespace mbo::est

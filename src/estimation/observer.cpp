@@ -1,0 +1,204 @@
+#include "mbobserver/estimation/observer.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "mbobserver/mb/forces.hpp"
+#include "mbobserver/mb/kinematics.hpp"
+
+namespace mbo::est {
+
+MbObserver::MbObserver(const mb::Model& model, std::vector<std::shared_ptr<const Sensor>> sensors,
+                       const ObserverSettings& settings, double dt)
+    : m_(model),
+      sensors_(std::move(sensors)),
+      settings_(settings),
+      dt_(dt),
+      ws_(model),
+      s_(mb::initial_state(model)),
+      ekf_(static_cast<int>(settings.observed.size()), settings.filter, dt) {
+  if (m_.z.empty()) throw std::invalid_argument("the observer needs a model with independent coordinates");
+  for (int o : settings_.observed)
+    if (o < 0 || o >= static_cast<int>(m_.z.size()))
+      throw std::invalid_argument("observed coordinate index out of range");
+  const int n = static_cast<int>(settings_.observed.size());
+  xdd_ = VectorXd::Zero(m_.nq + m_.nconst);
+  H_ = VectorXd::Zero(ekf_.size());
+  dq_ = dqd_ = qp_ = qdp_ = VectorXd::Zero(m_.nq);
+  zdd0_ = zdd1_ = VectorXd::Zero(m_.z.size());
+  A21_ = A22_ = MatrixXd::Zero(n, n);
+  Mbar_ = MatrixXd::Zero(m_.z.size(), m_.z.size());
+  M_ = MatrixXd::Zero(m_.nq, m_.nq);
+  for (std::size_t e = 0; e < m_.mass.size(); ++e) M_(m_.mass[e].row, m_.mass[e].col) += m_.mass_values[e];
+  mbar_ldlt_.compute(MatrixXd::Identity(m_.z.size(), m_.z.size()));
+  rhs_z_ = VectorXd::Zero(m_.z.size());
+  tmp_q_ = VectorXd::Zero(m_.nq);
+}
+
+void MbObserver::initialize(const mb::State& s) {
+  s_ = s;
+  ekf_.reset_covariance();
+  steps_ = 0;
+}
+
+void MbObserver::jacobian_row(const Gradients& g, VectorXd& H) const {
+  const int n = static_cast<int>(settings_.observed.size());
+  H.setZero();
+  for (int j = 0; j < n; ++j) {
+    const int c = settings_.observed[j];
+    double hz = 0, hzd = 0, ha = 0;
+    for (int i = 0; i < g.dq.n; ++i) hz += g.dq.value[i] * ws_.R(g.dq.slot[i], c);
+    for (int i = 0; i < g.dqd.n; ++i) {
+      hz += g.dqd.value[i] * ws_.Rdot(g.dqd.slot[i], c);
+      hzd += g.dqd.value[i] * ws_.R(g.dqd.slot[i], c);
+    }
+    H[j] = hz;
+    H[n + j] = hzd;
+    if (ekf_.force_error()) {
+      for (int i = 0; i < g.dqdd.n; ++i) ha += g.dqdd.value[i] * ws_.R(g.dqdd.slot[i], c);
+      H[2 * n + j] = ha;
+    }
+  }
+}
+
+double MbObserver::predict_measurement(int sensor, int row) {
+  ws_.x.head(m_.nq) = s_.q;
+  ws_.xd.head(m_.nq) = s_.qd;
+  xdd_.head(m_.nq) = s_.qdd;
+  MeasureContext ctx{m_, ws_.x, ws_.xd, xdd_};
+  return sensors_.at(sensor)->measure(ctx, row, nullptr);
+}
+
+void MbObserver::reduced_acceleration(const VectorXd& q, const VectorXd& qd, VectorXd& zdd) {
+  // seed 003 eq. (67): zdd = (R' M R)^-1 R' (Q - M Rdot zd)
+  mb::factor_kinematics(m_, q, ws_);
+  mb::compute_R(m_, ws_);
+  mb::compute_Rdot(m_, qd, ws_);
+  ws_.x.head(m_.nq) = q;
+  ws_.xd.head(m_.nq) = qd;
+  mb::generalized_forces(m_, ws_.x, ws_.xd, s_.u, s_.t, false, ws_.forces);
+  for (std::size_t j = 0; j < m_.z.size(); ++j) rhs_z_[j] = qd[m_.z[j]];
+  tmp_q_.noalias() = ws_.Rdot * rhs_z_;
+  dq_.noalias() = M_ * tmp_q_;
+  dq_ = ws_.forces.Q + s_.Q_correction - dq_;
+  rhs_z_.noalias() = ws_.R.transpose() * dq_;
+  tmp_mq_.noalias() = M_ * ws_.R;
+  Mbar_.noalias() = ws_.R.transpose() * tmp_mq_;
+  mbar_ldlt_.compute(Mbar_);
+  zdd = mbar_ldlt_.solve(rhs_z_);
+}
+
+void MbObserver::model_jacobians() {
+  // dzdd/dz and dzdd/dzd of the observed coordinates by one-sided differences of eq. (67).
+  const int n = static_cast<int>(settings_.observed.size());
+  reduced_acceleration(s_.q, s_.qd, zdd0_);
+  for (int j = 0; j < n; ++j) {
+    const int zi = m_.z[settings_.observed[j]];
+    const double h = 1e-6 * std::max(1.0, std::abs(s_.q[zi]));
+    qp_ = s_.q;
+    qp_[zi] += h;
+    mb::solve_position(m_, qp_, s_.u, ws_);
+    qdp_ = s_.qd;
+    mb::solve_velocity(m_, s_.u, qdp_, ws_);
+    reduced_acceleration(qp_, qdp_, zdd1_);
+    for (int i = 0; i < n; ++i) A21_(i, j) = (zdd1_[settings_.observed[i]] - zdd0_[settings_.observed[i]]) / h;
+    const double hd = 1e-6 * std::max(1.0, std::abs(s_.qd[zi]));
+    mb::factor_kinematics(m_, s_.q, ws_);
+    qdp_ = s_.qd;
+    qdp_[zi] += hd;
+    mb::solve_velocity(m_, s_.u, qdp_, ws_);
+    reduced_acceleration(s_.q, qdp_, zdd1_);
+    for (int i = 0; i < n; ++i) A22_(i, j) = (zdd1_[settings_.observed[i]] - zdd0_[settings_.observed[i]]) / hd;
+  }
+}
+
+void MbObserver::correct(ObserverStepReport& r) {
+  const int n = static_cast<int>(settings_.observed.size());
+  const VectorXd& e = ekf_.error();
+  if (settings_.correction == Correction::position_problem) {
+    for (int j = 0; j < n; ++j) s_.q[m_.z[settings_.observed[j]]] += e[j];
+    auto k = mb::solve_position(m_, s_.q, s_.u, ws_);
+    r.correction_converged = k.converged;
+    for (int j = 0; j < n; ++j) s_.qd[m_.z[settings_.observed[j]]] += e[n + j];
+    mb::solve_velocity(m_, s_.u, s_.qd, ws_);
+  } else {
+    // R is the one evaluated before the updates, at the predicted position.
+    for (int j = 0; j < n; ++j) {
+      s_.q += e[j] * ws_.R.col(settings_.observed[j]);
+      s_.qd += e[n + j] * ws_.R.col(settings_.observed[j]);
+    }
+    mb::factor_kinematics(m_, s_.q, ws_);
+  }
+  // Accelerations consistent with the corrected positions and velocities (z_dd kept).
+  mb::solve_acceleration(m_, s_.u, s_.qd, s_.qdd, ws_);
+  if (ekf_.force_error()) {
+    // The acceleration error becomes a generalised force that stays in the model (seed 003
+    // Fig. 33, eqs. (125)-(126)) such that R' dQ = Mbar da, Mbar = R' M R. Two choices of dQ:
+    //  inertial:     dQ = M R da, an inertia-weighted force over all coordinates (what a mass
+    //                or inertia error produces, a fraction of M qdd);
+    //  coordinates:  dQ on the independent coordinates themselves, dQ_z = Mbar da (R has
+    //                identity rows at z), so a torque on a crank angle stays a torque on it and
+    //                a force along x stays along x as the mechanism moves (a "front wind").
+    if (settings_.force_correction == ForceCorrection::inertial) {
+      tmp_q_.setZero();
+      for (int j = 0; j < n; ++j) tmp_q_ += e[2 * n + j] * ws_.R.col(settings_.observed[j]);
+      dq_.noalias() = M_ * tmp_q_;
+      s_.Q_correction += dq_;
+    } else {
+      tmp_mq_.noalias() = M_ * ws_.R;
+      Mbar_.noalias() = ws_.R.transpose() * tmp_mq_;
+      rhs_z_.setZero();
+      for (int j = 0; j < n; ++j) rhs_z_ += e[2 * n + j] * Mbar_.col(settings_.observed[j]);
+      for (std::size_t i = 0; i < m_.z.size(); ++i) s_.Q_correction[m_.z[i]] += rhs_z_[i];
+    }
+  }
+  ekf_.reset_error();
+}
+
+ObserverStepReport MbObserver::step(const std::vector<ScalarMeasurement>& measurements,
+                                    std::vector<UpdateResult>* results) {
+  ObserverStepReport r;
+  r.model_step = mb::step(m_, s_, ws_, dt_);
+  const bool jac = ekf_.force_error() && settings_.jacobian_period > 0 &&
+                   steps_ % settings_.jacobian_period == 0;
+  if (jac) model_jacobians();
+  if (ekf_.force_error() && settings_.jacobian_period > 0)
+    ekf_.predict(&A21_, &A22_);
+  else
+    ekf_.predict();
+  if (results) results->clear();
+  // Jacobian rows need R and Rdot at the predicted state.
+  const bool kin_ok = mb::factor_kinematics(m_, s_.q, ws_);
+  if (!measurements.empty() && kin_ok) {
+    mb::compute_R(m_, ws_);
+    mb::compute_Rdot(m_, s_.qd, ws_);
+    ws_.x.head(m_.nq) = s_.q;
+    ws_.xd.head(m_.nq) = s_.qd;
+    xdd_.head(m_.nq) = s_.qdd;
+    MeasureContext ctx{m_, ws_.x, ws_.xd, xdd_};
+    for (const auto& meas : measurements) {
+      const Sensor& sensor = *sensors_.at(meas.sensor);
+      grad_.clear(m_.nq);
+      double h = sensor.measure(ctx, meas.row, &grad_);
+      double nu = meas.value - h;
+      if (sensor.is_angle(meas.row)) nu = wrap_angle(nu);
+      jacobian_row(grad_, H_);
+      UpdateResult u = ekf_.update(H_, nu, meas.variance);
+      if (u.accepted)
+        ++r.fused;
+      else
+        ++r.rejected;
+      if (results) results->push_back(u);
+    }
+  } else if (!kin_ok) {
+    r.correction_converged = false;
+  } else {
+    mb::compute_R(m_, ws_);
+  }
+  correct(r);
+  r.healthy = ekf_.healthy() && r.model_step.converged && r.correction_converged;
+  ++steps_;
+  return r;
+}
+
+}  // namespace mbo::est
