@@ -1,0 +1,57 @@
+// GNSS aiding of a vehicle (seed 003 4.2): antenna position with its lever arm (eqs. (83)-(89)),
+// antenna velocity from speed and course (eqs. (90)-(94)), and course over ground. The model's
+// global frame is the local East-North-Up frame of the fix's origin (eqs. (80)-(82); the
+// conversion is GeographicLib's LocalCartesian, done before the measurement reaches here).
+#pragma once
+
+#include "mbobserver/estimation/sensors/chassis.hpp"
+
+namespace mbo::est {
+
+// h = r_antenna = r_CH + C lever (3 rows: east, north, up). The full Jacobian includes the
+// lever-arm term through u, v, w; `chassis_only` reproduces the seed's choice (eq. (89)) of
+// correcting the chassis position only.
+class GnssPositionSensor final : public Sensor {
+ public:
+  GnssPositionSensor(mb::LinearVec antenna, bool chassis_only, mb::LinearVec chassis_origin)
+      : antenna_(std::move(antenna)), origin_(std::move(chassis_origin)), chassis_only_(chassis_only) {}
+  int rows() const override { return 3; }
+  double measure(const MeasureContext& c, int row, Gradients* g) const override;
+
+ private:
+  mb::LinearVec antenna_, origin_;
+  bool chassis_only_;
+};
+
+// h = horizontal velocity of the antenna (2 rows: east, north), with the lever-arm velocity
+// terms of eq. (94). The receiver's speed and course are turned into these two components.
+class GnssVelocitySensor final : public Sensor {
+ public:
+  explicit GnssVelocitySensor(mb::LinearVec antenna) : antenna_(std::move(antenna)) {}
+  int rows() const override { return 2; }
+  double measure(const MeasureContext& c, int row, Gradients* g) const override;
+
+ private:
+  mb::LinearVec antenna_;
+};
+
+// h = course of the antenna's horizontal velocity, atan2(v_N, v_E) (counter-clockwise from
+// east, the model's yaw convention). The model's own sideslip is in it, so the course is not
+// taken for the yaw as in seed 003 eqs. (95)-(96): the innovation compares like with like.
+// Only meaningful above a speed, which the caller enforces.
+class GnssCourseSensor final : public Sensor {
+ public:
+  explicit GnssCourseSensor(mb::LinearVec antenna) : antenna_(std::move(antenna)) {}
+  int rows() const override { return 1; }
+  double measure(const MeasureContext& c, int row, Gradients* g) const override;
+  bool is_angle(int) const override { return true; }
+
+ private:
+  mb::LinearVec antenna_;
+};
+
+// Converts a receiver's course over ground (clockwise from true north, rad) to the model's
+// heading convention (counter-clockwise from east).
+inline double course_to_heading(double cog) { return wrap_angle(M_PI / 2 - cog); }
+
+}  // namespace mbo::est

@@ -1,0 +1,42 @@
+// Inertial measurement unit on the chassis (seed 003 4.3): three gyroscopes (eqs. (101)-(109))
+// and a three-axis accelerometer (eqs. (110)-(118)), mounted at a chassis point with a
+// rotation T (columns: IMU axes in chassis axes).
+#pragma once
+
+#include "mbobserver/estimation/sensors/chassis.hpp"
+
+namespace mbo::est {
+
+// omega_chassis = [w . v_dot, u . w_dot, v . u_dot] (eq. (101) with i, j, k = u, v, w),
+// measured as T' omega_chassis + bias (eq. (103)).
+class GyroSensor final : public Sensor {
+ public:
+  GyroSensor(ChassisFrame f, const Eigen::Matrix3d& T, const Eigen::Vector3d& bias) : f_(f), Tt_(T.transpose()), bias_(bias) {}
+  int rows() const override { return 3; }
+  double measure(const MeasureContext& c, int row, Gradients* g) const override;
+
+ private:
+  ChassisFrame f_;
+  Eigen::Matrix3d Tt_;
+  Eigen::Vector3d bias_;
+};
+
+// Specific force a = T' C' (r_P_ddot - g) (eqs. (110)-(113)): its dependence on the attitude
+// through C is what gives pitch and roll (eqs. (115)-(118)); its dependence on the
+// accelerations is used by errorEKF-FE.
+class AccelerometerSensor final : public Sensor {
+ public:
+  AccelerometerSensor(ChassisFrame f, mb::LinearVec point, const Eigen::Matrix3d& T, const Eigen::Vector3d& gravity,
+                      const Eigen::Vector3d& bias)
+      : f_(f), p_(std::move(point)), Tt_(T.transpose()), g_(gravity), bias_(bias) {}
+  int rows() const override { return 3; }
+  double measure(const MeasureContext& c, int row, Gradients* g) const override;
+
+ private:
+  ChassisFrame f_;
+  mb::LinearVec p_;
+  Eigen::Matrix3d Tt_;
+  Eigen::Vector3d g_, bias_;
+};
+
+}  // namespace mbo::est

@@ -1,0 +1,65 @@
+// Hall-effect wheel sensor (seed 003 4.4): a toothed disc (40 holes in the seed, 9 degrees
+// each) counted on the carrier, so it measures the wheel's spin angle relative to the carrier,
+// which is the model's spin coordinate (eqs. (119)-(120)). The counter's quantisation and
+// wrap-around are undone by HallUnwrapper before the measurement reaches the filter.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "mbobserver/estimation/sensor.hpp"
+
+namespace mbo::est {
+
+class WheelHallSensor final : public Sensor {
+ public:
+  explicit WheelHallSensor(int spin_slot) : slot_(spin_slot) {}
+  int rows() const override { return 1; }
+  double measure(const MeasureContext& c, int, Gradients* g) const override {
+    if (g) g->dq.add(slot_, 1.0);
+    return c.x[slot_];
+  }
+
+ private:
+  int slot_;
+};
+
+// Turns a wrapping tooth counter into a continuous wheel angle. The first count fixes the
+// offset to the model's angle at that time (a counter has no absolute zero); later counts
+// add their wrapped difference. A jump of more than half the counter's range between two
+// samples cannot be told from a wrap: it is taken as the shorter way round.
+class HallUnwrapper {
+ public:
+  HallUnwrapper(int teeth, std::uint32_t modulus) : teeth_(teeth), modulus_(modulus) {}
+  bool started() const { return started_; }
+  // Returns the wheel angle (rad) for a new raw count.
+  double angle(std::uint32_t count, double model_angle_at_start) {
+    if (!started_) {
+      started_ = true;
+      last_ = count;
+      total_ = 0;
+      offset_ = model_angle_at_start;
+    } else {
+      long long d = static_cast<long long>(count) - static_cast<long long>(last_);
+      const long long m = modulus_;
+      d = ((d % m) + m) % m;
+      if (d > m / 2) d -= m;
+      total_ += d;
+      last_ = count;
+    }
+    return offset_ + total_ * 2 * M_PI / teeth_;
+  }
+  void reset() { started_ = false; }
+  // Noise of one count: uniform quantisation over one tooth.
+  double quantisation_std() const { return 2 * M_PI / teeth_ / std::sqrt(12.0); }
+
+ private:
+  int teeth_;
+  std::uint32_t modulus_;
+  bool started_ = false;
+  std::uint32_t last_ = 0;
+  long long total_ = 0;
+  double offset_ = 0;
+};
+
+}  // namespace mbo::est

@@ -1,0 +1,132 @@
+// GNSS, IMU and Hall sensors of a vehicle: analytic gradients against finite differences on a
+// 3-D model with a chassis triad (tests/mb/test_models.hpp), the IMU against a rigid-body
+// formula, and the Hall counter's unwrapping.
+#include <gtest/gtest.h>
+
+#include "mbobserver/estimation/sensors/gnss.hpp"
+#include "mbobserver/estimation/sensors/imu.hpp"
+#include "mbobserver/estimation/sensors/wheel_hall.hpp"
+#include "test_models.hpp"
+
+using namespace mbo;
+using namespace mbo::est;
+
+namespace {
+
+struct ChassisSetup {
+  mb::Model m = test::kitchen_sink_model();
+  ChassisFrame f;
+  mb::LinearVec origin;
+  ChassisSetup() {
+    f.u = m.entities[m.entity("u")].slot;
+    f.v = m.entities[m.entity("v")].slot;
+    f.w = m.entities[m.entity("w")].slot;
+    origin.terms.push_back({m.entities[m.entity("P0")].slot, 1, 0});
+  }
+};
+
+Eigen::Matrix3d mounting() {
+  return (Eigen::AngleAxisd(0.1, Eigen::Vector3d::UnitZ()) * Eigen::AngleAxisd(-0.05, Eigen::Vector3d::UnitY())).toRotationMatrix();
+}
+
+void check_gradients(const mb::Model& m, const Sensor& s) {
+  std::srand(5);
+  VectorXd x = m.x0, xd = VectorXd::Zero(x.size()), xdd = VectorXd::Zero(x.size());
+  x.head(m.nq) += 0.1 * VectorXd::Random(m.nq);
+  xd.head(m.nq).setRandom();
+  xdd.head(m.nq).setRandom();
+  for (int row = 0; row < s.rows(); ++row) {
+    Gradients g;
+    g.clear(m.nq);
+    s.measure({m, x, xd, xdd}, row, &g);
+    auto dense = [&](const SparseGradient& sg) {
+      VectorXd v = VectorXd::Zero(m.nq);
+      for (int i = 0; i < sg.n; ++i) v[sg.slot[i]] += sg.value[i];
+      return v;
+    };
+    VectorXd a[3] = {dense(g.dq), dense(g.dqd), dense(g.dqdd)};
+    VectorXd* vars[3] = {&x, &xd, &xdd};
+    for (int w = 0; w < 3; ++w)
+      for (int i = 0; i < m.nq; ++i) {
+        const double h = 1e-6;
+        VectorXd save = *vars[w];
+        (*vars[w])[i] += h;
+        double p = s.measure({m, x, xd, xdd}, row, nullptr);
+        (*vars[w])[i] -= 2 * h;
+        double q = s.measure({m, x, xd, xdd}, row, nullptr);
+        *vars[w] = save;
+        double fd = (s.is_angle(row) ? wrap_angle(p - q) : p - q) / (2 * h);
+        EXPECT_NEAR(a[w][i], fd, 1e-6 * (1 + std::abs(fd))) << "row " << row << " wrt " << w << " coordinate " << m.coordinate_names[i];
+      }
+  }
+}
+
+}  // namespace
+
+TEST(VehicleSensors, GnssGradientsMatchFiniteDifferences) {
+  ChassisSetup s;
+  auto antenna = s.f.point(s.origin, {-0.5, 0.3, 1.2});
+  check_gradients(s.m, GnssPositionSensor(antenna, false, s.origin));
+  check_gradients(s.m, GnssVelocitySensor(antenna));
+  check_gradients(s.m, GnssCourseSensor(antenna));
+}
+
+TEST(VehicleSensors, ImuGradientsMatchFiniteDifferences) {
+  ChassisSetup s;
+  check_gradients(s.m, GyroSensor(s.f, mounting(), Eigen::Vector3d(0.01, 0, -0.02)));
+  check_gradients(s.m, AccelerometerSensor(s.f, s.f.point(s.origin, {0.2, -0.1, 0.4}), mounting(), s.m.gravity,
+                                           Eigen::Vector3d::Zero()));
+}
+
+TEST(VehicleSensors, ImuMatchesRigidBodyKinematics) {
+  // For a rigid rotation e_dot = omega x e the gyro returns T' C' omega, and at rest with the
+  // chassis rolled by phi the accelerometer returns T' C' (-g): pitch and roll from gravity.
+  ChassisSetup s;
+  const auto& m = s.m;
+  Eigen::Matrix3d C = (Eigen::AngleAxisd(0.7, Eigen::Vector3d::UnitZ()) * Eigen::AngleAxisd(0.1, Eigen::Vector3d::UnitY()) *
+                       Eigen::AngleAxisd(0.2, Eigen::Vector3d::UnitX())).toRotationMatrix();
+  VectorXd x = m.x0, xd = VectorXd::Zero(x.size()), xdd = VectorXd::Zero(x.size());
+  Eigen::Vector3d omega(0.3, -0.4, 1.1);
+  const int sl[3] = {s.f.u, s.f.v, s.f.w};
+  for (int k = 0; k < 3; ++k) {
+    x.segment<3>(sl[k]) = C.col(k);
+    xd.segment<3>(sl[k]) = omega.cross(C.col(k));
+  }
+  Eigen::Matrix3d T = mounting();
+  GyroSensor gyro(s.f, T, Eigen::Vector3d::Zero());
+  AccelerometerSensor acc(s.f, s.f.point(s.origin, {0.2, -0.1, 0.4}), T, m.gravity, Eigen::Vector3d::Zero());
+  Eigen::Vector3d expect_w = T.transpose() * C.transpose() * omega;
+  Eigen::Vector3d expect_a = T.transpose() * C.transpose() * (-m.gravity);
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_NEAR(gyro.measure({m, x, xd, xdd}, r, nullptr), expect_w[r], 1e-14);
+    EXPECT_NEAR(acc.measure({m, x, xd, xdd}, r, nullptr), expect_a[r], 1e-13);
+  }
+}
+
+TEST(VehicleSensors, CourseIncludesTheSideslip) {
+  // A chassis heading 30 deg with its velocity 5 deg to the left: the course sensor returns
+  // 35 deg; the receiver's 55 deg clockwise from north is the same direction.
+  ChassisSetup s;
+  const auto& m = s.m;
+  VectorXd x = m.x0, xd = VectorXd::Zero(x.size()), xdd = VectorXd::Zero(x.size());
+  const double yaw = 30 * M_PI / 180, beta = 5 * M_PI / 180;
+  Eigen::Matrix3d C = Eigen::AngleAxisd(yaw, Eigen::Vector3d::UnitZ()).toRotationMatrix();
+  x.segment<3>(s.f.u) = C.col(0);
+  x.segment<3>(s.f.v) = C.col(1);
+  x.segment<3>(s.f.w) = C.col(2);
+  xd.segment<3>(m.entities[m.entity("P0")].slot) = 20 * Eigen::Vector3d(std::cos(yaw + beta), std::sin(yaw + beta), 0);
+  GnssCourseSensor course(s.origin);
+  EXPECT_NEAR(course.measure({m, x, xd, xdd}, 0, nullptr), yaw + beta, 1e-12);
+  EXPECT_NEAR(course_to_heading(55 * M_PI / 180), 35 * M_PI / 180, 1e-12);
+}
+
+TEST(VehicleSensors, HallUnwrapperFollowsCountsThroughWrapAround) {
+  HallUnwrapper h(40, 256);
+  const double step = 2 * M_PI / 40;
+  EXPECT_NEAR(h.angle(250, 1.0), 1.0, 1e-15);   // first sample: offset to the model's angle
+  EXPECT_NEAR(h.angle(255, 0), 1.0 + 5 * step, 1e-12);
+  EXPECT_NEAR(h.angle(3, 0), 1.0 + 9 * step, 1e-12);    // wrapped 255 -> 3 = +4
+  EXPECT_NEAR(h.angle(250, 0), 1.0, 1e-12);             // backwards 3 -> 250 = -9
+  EXPECT_NEAR(h.angle(120, 0), 1.0 - 130 * step + 256 * step, 1e-12);  // 250 -> 120: -130, the shorter way round
+  EXPECT_NEAR(h.quantisation_std(), step / std::sqrt(12.0), 1e-15);
+}
