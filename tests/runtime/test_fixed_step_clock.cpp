@@ -93,3 +93,13 @@ TEST(ReplayPacer, AFactorScalesLogTimeToWallTime) {
   pacer.wait_until(99.0);
   EXPECT_EQ(pacer.sleeps(), sleeps);
 }
+
+TEST(ReplayPacer, AStopRequestCutsALongGapShort) {
+  ReplayPacer pacer(parse_replay_rate("realtime"));
+  pacer.start(0.0);
+  int polls = 0;
+  // A gap of a day in the log: the predicate says "stop" on its third look.
+  EXPECT_FALSE(pacer.wait_until(86400.0, [&] { return ++polls >= 3; }));
+  EXPECT_EQ(polls, 3);
+  EXPECT_TRUE(pacer.wait_until(-1.0, [] { return true; }));  // nothing to wait for: no poll
+}

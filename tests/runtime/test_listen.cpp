@@ -35,8 +35,20 @@ namespace {
 
 namespace fs = std::filesystem;
 
+const fs::path& temp_dir() {
+  // Removed when the test process exits (CTest runs each test in a process of its own).
+  static const struct TempDir {
+    fs::path path = fs::temp_directory_path() / ("mbo_listen_" + std::to_string(::getpid()));
+    ~TempDir() {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
+  } dir;
+  return dir.path;
+}
+
 fs::path temp_file(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("mbo_listen_" + std::to_string(::getpid()));
+  const fs::path& dir = temp_dir();
   fs::create_directories(dir);
   fs::remove(dir / name);
   return dir / name;

@@ -52,7 +52,14 @@ bool have_systemd_analyze() { return run("command -v systemd-analyze").code == 0
 
 // A copy of the unit with ExecStart's binary replaced, in a directory of its own.
 fs::path testable_copy(const std::string& name, const std::string& from, const std::string& to) {
-  const fs::path dir = fs::temp_directory_path() / ("mbo_unit_" + std::to_string(::getpid()));
+  static const struct TempDir {
+    fs::path path = fs::temp_directory_path() / ("mbo_unit_" + std::to_string(::getpid()));
+    ~TempDir() {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
+  } temp;
+  const fs::path& dir = temp.path;
   fs::create_directories(dir);
   std::string text = read(kUnit);
   text = std::regex_replace(text, std::regex("/usr/local/bin/mbobserverd"), "/usr/bin/true");

@@ -8,6 +8,7 @@
 // `max` (no sleep at all, as fast as the estimator runs).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -88,6 +89,22 @@ class ReplayPacer {
   // Sleeps until the wall moment that corresponds to `log_t`; returns at once at `max`,
   // before start(), or when the replay is already behind (a log time going backwards too).
   void wait_until(double log_t) noexcept;
+  // The same, in slices of at most 50 ms, giving up early when `stop()` becomes true (a gap
+  // of minutes in a log must not delay SIGTERM past TimeoutStopSec=). Returns false if it
+  // gave up.
+  template <class StopPredicate>
+  bool wait_until(double log_t, StopPredicate&& stop) noexcept {
+    if (rate_.max || !started_ || !(log_t == log_t)) return true;
+    const std::int64_t target = target_ns(log_t);
+    bool slept = false;
+    for (std::int64_t now = monotonic_ns(); now < target; now = monotonic_ns()) {
+      if (stop()) return false;
+      slept = true;
+      sleep_until_monotonic_ns(std::min(target, now + kStopCheckNs));
+    }
+    if (slept) ++sleeps_;
+    return true;
+  }
   // How far the replay is behind its schedule at `log_t`, s (0 at max).
   double behind_s(double log_t) const noexcept;
 
@@ -95,6 +112,7 @@ class ReplayPacer {
   std::uint64_t sleeps() const noexcept { return sleeps_; }
 
  private:
+  static constexpr std::int64_t kStopCheckNs = 50'000'000;
   std::int64_t target_ns(double log_t) const noexcept;
   ReplayRate rate_;
   bool started_ = false;
