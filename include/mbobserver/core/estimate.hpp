@@ -89,7 +89,11 @@ struct EstimateRecord {
   std::array<SensorHealth, kSensorKindCount> sensors{};
 
   // Latency, microseconds: newest frame used -> step start, step compute, step end -> sent.
+  // The estimator fills the first two; the publisher fills step_to_send_us just before the
+  // datagram is handed to the kernel, from step_end_mono_ns.
   double frame_to_step_us = 0, step_compute_us = 0, step_to_send_us = 0;
+  double wakeup_lateness_us = 0;     // step start after its fixed-step deadline (status only)
+  std::int64_t step_end_mono_ns = 0; // CLOCK_MONOTONIC at the end of the step; 0: unknown
 };
 
 }  // namespace mbo

@@ -1,0 +1,249 @@
+#include "mbobserver/runtime/estimate_json.hpp"
+
+#include <cstring>
+
+#include "json_writer.hpp"
+
+namespace mbo::runtime {
+
+namespace {
+
+using detail::JsonWriter;
+
+void write_faults(JsonWriter& w, std::uint32_t faults) {
+  w.key("faults");
+  w.begin_array();
+  for (std::size_t bit = 0; bit < 32; ++bit) {
+    if (!(faults & (1u << bit))) continue;
+    if (bit < kFaultNames.size()) {
+      w.string(kFaultNames[bit]);
+    } else {
+      // A bit without a name yet: still visible, never silently dropped.
+      char name[8] = {'b', 'i', 't', '_', 0, 0, 0, 0};
+      std::size_t n = 4;
+      if (bit >= 10) name[n++] = static_cast<char>('0' + bit / 10);
+      name[n++] = static_cast<char>('0' + bit % 10);
+      w.string(std::string_view(name, n));
+    }
+  }
+  w.end_array();
+}
+
+void write_sensors(JsonWriter& w, const std::array<SensorHealth, kSensorKindCount>& sensors) {
+  w.key("sensors");
+  w.begin_object();
+  for (std::size_t i = 0; i < kSensorKindCount; ++i) {
+    const SensorHealth& s = sensors[i];
+    w.key(kSensorKindNames[i]);
+    w.begin_object();
+    w.key("age_ms");
+    if (s.age_ms < 0)
+      w.null();  // never received
+    else
+      w.number(s.age_ms);
+    w.field_int("fused", s.fused);
+    w.field_int("rejected", s.rejected);
+    w.field("test_ratio", s.test_ratio);
+    w.field_bool("timed_out", s.timed_out);
+    w.end_object();
+  }
+  w.end_object();
+}
+
+void write_latency(JsonWriter& w, std::string_view name, const LatencySummary& l) {
+  w.key(name);
+  w.begin_object();
+  w.field_int("count", l.count);
+  w.field("p50", l.p50_us);
+  w.field("p99", l.p99_us);
+  w.field("p999", l.p999_us);
+  w.field("max", l.max_us);
+  w.end_object();
+}
+
+}  // namespace
+
+void write_estimate_json(const EstimateRecord& r, std::string& out, const JsonOptions& opt) {
+  if (out.capacity() < 4096) out.reserve(4096);
+  JsonWriter w(out);
+  w.begin_object();
+  w.field_str("schema", kEstimateSchema);
+  w.field_int("seq", r.seq);
+  w.field("t", r.t);
+  if (opt.wall_clock) w.field("t_wall", r.t_wall);
+
+  w.key("state");
+  w.begin_object();
+  w.field("x", r.x);
+  w.field("y", r.y);
+  w.field("z", r.z);
+  w.field("yaw", r.yaw);
+  w.field("pitch", r.pitch);
+  w.field("roll", r.roll);
+  w.field("vx", r.vx);
+  w.field("vy", r.vy);
+  w.field("vz", r.vz);
+  w.field("yaw_rate", r.yaw_rate);
+  w.field("v_long", r.v_long);
+  w.field("v_lat", r.v_lat);
+  w.end_object();
+
+  w.key("virtual");
+  w.begin_object();
+  w.field("sideslip_deg", r.sideslip_deg);
+  w.field_array("tyre_fz", r.tyre_fz);
+  w.field_array("tyre_fy", r.tyre_fy);
+  w.field_array("tyre_fx", r.tyre_fx);
+  w.field_array("slip_ratio", r.slip_ratio);
+  w.field_array("slip_angle_deg", r.slip_angle_deg);
+  w.field_array("suspension_travel", r.suspension_travel);
+  w.end_object();
+
+  w.key("std");
+  w.begin_object();
+  w.field("x", r.std_x);
+  w.field("y", r.std_y);
+  w.field("yaw", r.std_yaw);
+  w.field("vx", r.std_vx);
+  w.field("vy", r.std_vy);
+  w.field("sideslip_deg", r.std_sideslip_deg);
+  w.end_object();
+
+  w.key("health");
+  w.begin_object();
+  w.field_bool("valid", r.valid);
+  w.key("validity");
+  w.begin_object();
+  w.field_bool("position", r.validity.position);
+  w.field_bool("heading", r.validity.heading);
+  w.field_bool("velocity", r.validity.velocity);
+  w.field_bool("attitude", r.validity.attitude);
+  w.field_bool("virtual_sensors", r.validity.virtual_sensors);
+  w.end_object();
+  write_sensors(w, r.sensors);
+  write_faults(w, r.faults);
+  w.field_int("resets", r.resets);
+  w.end_object();
+
+  if (opt.wall_clock) {
+    w.key("latency_us");
+    w.begin_object();
+    w.field("frame_to_step", r.frame_to_step_us);
+    w.field("step_compute", r.step_compute_us);
+    w.field("step_to_send", r.step_to_send_us);
+    w.end_object();
+  }
+  w.end_object();
+}
+
+void write_status_json(const StatusRecord& s, std::string& out, const JsonOptions& opt) {
+  if (out.capacity() < 8192) out.reserve(8192);
+  JsonWriter w(out);
+  w.begin_object();
+  w.field_str("schema", kStatusSchema);
+  w.field_int("seq", s.seq);
+  w.field("t", s.t);
+  if (opt.wall_clock) {
+    w.field("t_wall", s.t_wall);
+    w.field("uptime_s", s.uptime_s);
+  }
+
+  w.key("frames");
+  w.begin_object();
+  w.field_int("received", s.frames.received);
+  w.field_int("decoded", s.frames.decoded);
+  w.field_int("unknown", s.frames.unknown);
+  w.field_int("rejected", s.frames.rejected);
+  w.field_int("bad_log_lines", s.frames.bad_log_lines);
+  w.field_int("timestamp_backwards", s.frames.timestamp_backwards);
+  w.end_object();
+
+  std::uint64_t overflows = 0;
+  w.key("queues");
+  w.begin_object();
+  for (std::size_t i = 0; i < std::min(s.queue_count, s.queues.size()); ++i) {
+    const QueueCounters& c = s.queues[i].counters;
+    overflows += c.overflows;
+    w.key(name_of(s.queues[i].name));
+    w.begin_object();
+    w.field_int("capacity", c.capacity);
+    w.field_int("depth", c.depth);
+    w.field_int("high_water", c.high_water);
+    w.field_int("pushed", c.pushed);
+    w.field_int("popped", c.popped);
+    w.field_int("overflows", c.overflows);
+    w.end_object();
+  }
+  w.end_object();
+  w.field_int("queue_overflows", overflows);
+
+  w.field_int("steps", s.steps);
+  w.field_int("deadline_misses", s.deadline_misses);
+  w.field_int("skipped_steps", s.skipped_steps);
+  w.field_int("resets", s.resets);
+  w.field_bool("valid", s.valid);
+  write_faults(w, s.faults);
+
+  if (opt.wall_clock) {
+    w.key("latency_us");
+    w.begin_object();
+    write_latency(w, "frame_to_step", s.frame_to_step);
+    write_latency(w, "step_compute", s.step_compute);
+    write_latency(w, "step_to_send", s.step_to_send);
+    write_latency(w, "wakeup_lateness", s.wakeup_lateness);
+    w.end_object();
+  }
+
+  w.key("publisher");
+  w.begin_object();
+  w.field_int("records", s.publisher.records);
+  w.field_int("estimates_sent", s.publisher.estimates_sent);
+  w.field_int("status_sent", s.publisher.status_sent);
+  w.field_int("decimated", s.publisher.decimated);
+  w.field_int("send_errors", s.publisher.send_errors);
+  w.key("last_send_error");
+  if (s.publisher.last_send_errno == 0)
+    w.null();
+  else
+    w.string(errno_name(s.publisher.last_send_errno));
+  w.end_object();
+
+  w.key("can");
+  w.begin_object();
+  for (std::size_t i = 0; i < std::min(s.can_count, s.can.size()); ++i) {
+    const CanControllerStatus& c = s.can[i];
+    w.key(name_of(c.name));
+    w.begin_object();
+    const auto state = static_cast<std::size_t>(c.state);
+    w.field_str("state", state < kCanStateNames.size() ? kCanStateNames[state] : "unknown");
+    w.field_int("tx_errors", c.tx_errors);
+    w.field_int("rx_errors", c.rx_errors);
+    w.field_int("error_frames", c.error_frames);
+    w.field_int("restarts", c.restarts);
+    w.end_object();
+  }
+  w.end_object();
+
+  write_sensors(w, s.sensors);
+  w.end_object();
+}
+
+std::string estimate_json(const EstimateRecord& r, const JsonOptions& opt) {
+  std::string out;
+  write_estimate_json(r, out, opt);
+  return out;
+}
+
+std::string status_json(const StatusRecord& s, const JsonOptions& opt) {
+  std::string out;
+  write_status_json(s, out, opt);
+  return out;
+}
+
+std::string_view errno_name(int err) noexcept {
+  // glibc >= 2.32; NULL for a number it does not know.
+  const char* name = ::strerrorname_np(err);
+  return name ? std::string_view(name) : std::string_view("unknown");
+}
+
+}  // namespace mbo::runtime
