@@ -80,13 +80,14 @@ void ErrorEkf::predict(const MatrixXd* A21, const MatrixXd* A22) {
   }
 }
 
-UpdateResult ErrorEkf::update(const Eigen::Ref<const VectorXd>& H, double innovation, double r) {
+UpdateResult ErrorEkf::update(const Eigen::Ref<const VectorXd>& H, double innovation, double r, double gate_sigma) {
   UpdateResult u;
   b_.noalias() = P_ * H;
   u.variance = H.dot(b_) + r;
   u.innovation = innovation - H.dot(e_);
   if (!(u.variance > 0) || !std::isfinite(u.innovation)) return u;
-  const double g2 = settings_.gate_sigma * settings_.gate_sigma;
+  const double gs = gate_sigma < 0 ? settings_.gate_sigma : gate_sigma;
+  const double g2 = gs * gs;
   u.test_ratio = g2 > 0 ? u.innovation * u.innovation / (g2 * u.variance) : 0;
   if (g2 > 0 && u.test_ratio > 1) return u;  // rejected by the gate
   // eq. (124): L = P H' / S ; e += L nu ; P -= L H P (= b b' / S), kept symmetric

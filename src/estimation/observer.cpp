@@ -183,7 +183,7 @@ ObserverStepReport MbObserver::step(const std::vector<ScalarMeasurement>& measur
       double nu = meas.value - h;
       if (sensor.is_angle(meas.row)) nu = wrap_angle(nu);
       jacobian_row(grad_, H_);
-      UpdateResult u = ekf_.update(H_, nu, meas.variance);
+      UpdateResult u = ekf_.update(H_, nu, meas.variance, meas.gate_sigma);
       if (u.accepted)
         ++r.fused;
       else

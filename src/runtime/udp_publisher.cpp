@@ -95,6 +95,13 @@ void UdpPublisher::start(EstimateQueue& queue, EventWakeup& wakeup, StatusFiller
   arm_status_timer();
 }
 
+void UdpPublisher::start_status(StatusFiller fill) {
+  fill_ = std::move(fill);
+  running_ = true;
+  next_status_ = std::chrono::steady_clock::now();
+  arm_status_timer();
+}
+
 void UdpPublisher::arm_status_timer() {
   // Absolute schedule: a late timer does not shift the following ones.
   next_status_ += std::chrono::duration_cast<std::chrono::steady_clock::duration>(

@@ -48,7 +48,8 @@ class ErrorEkf {
 
   // One scalar measurement: H over the error state, `innovation` = y - h(model), r its noise
   // variance. The update is skipped (and reported) when the gate rejects it.
-  UpdateResult update(const Eigen::Ref<const VectorXd>& H, double innovation, double r);
+  // `gate_sigma` < 0 uses the settings' gate; 0 disables it for this measurement.
+  UpdateResult update(const Eigen::Ref<const VectorXd>& H, double innovation, double r, double gate_sigma = -1);
 
   // After the model has been corrected with error(): the error is zero again.
   void reset_error() { e_.setZero(); }

@@ -39,6 +39,7 @@ struct ScalarMeasurement {
   int row = 0;
   double value = 0;
   double variance = 0;
+  double gate_sigma = -1;  // < 0: the filter's gate
 };
 
 struct ObserverStepReport {

@@ -55,6 +55,9 @@ class UdpPublisher {
   // I/O thread: from now on, drain `queue` whenever `wakeup` fires, and send a status
   // datagram every status_period_s. Both must outlive the publisher or stop().
   void start(EstimateQueue& queue, EventWakeup& wakeup, StatusFiller fill = {});
+  // I/O thread: only the status timer; the caller drains its queue and calls on_record()
+  // (the daemon does, to write every record to its --record file first).
+  void start_status(StatusFiller fill = {});
   // I/O thread: stops the timers, takes what is left in the queue, and sends a final status
   // datagram (so a SIGTERM still leaves the listener with the last counters).
   void stop();

@@ -6,7 +6,11 @@ namespace mbo::est {
 
 double GnssPositionSensor::measure(const MeasureContext& c, int row, Gradients* g) const {
   Eigen::Vector3d r = mb::evaluate(antenna_, c.x, 3);
-  if (g) push_gradient(chassis_only_ ? origin_ : antenna_, Eigen::Vector3d::Unit(row), g->dq);
+  if (latency_ != 0) r -= latency_ * mb::evaluate(antenna_, c.xd, 3);
+  if (g) {
+    push_gradient(chassis_only_ ? origin_ : antenna_, Eigen::Vector3d::Unit(row), g->dq);
+    if (latency_ != 0) push_gradient(antenna_, -latency_ * Eigen::Vector3d::Unit(row), g->dqd);
+  }
   return r[row];
 }
 

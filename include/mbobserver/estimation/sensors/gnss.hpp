@@ -13,14 +13,17 @@ namespace mbo::est {
 // correcting the chassis position only.
 class GnssPositionSensor final : public Sensor {
  public:
-  GnssPositionSensor(mb::LinearVec antenna, bool chassis_only, mb::LinearVec chassis_origin)
-      : antenna_(std::move(antenna)), origin_(std::move(chassis_origin)), chassis_only_(chassis_only) {}
+  // `latency`: the fix describes where the antenna was that long before it was received;
+  // the model's antenna is moved back by latency * velocity (first order).
+  GnssPositionSensor(mb::LinearVec antenna, bool chassis_only, mb::LinearVec chassis_origin, double latency = 0)
+      : antenna_(std::move(antenna)), origin_(std::move(chassis_origin)), chassis_only_(chassis_only), latency_(latency) {}
   int rows() const override { return 3; }
   double measure(const MeasureContext& c, int row, Gradients* g) const override;
 
  private:
   mb::LinearVec antenna_, origin_;
   bool chassis_only_;
+  double latency_;
 };
 
 // h = horizontal velocity of the antenna (2 rows: east, north), with the lever-arm velocity

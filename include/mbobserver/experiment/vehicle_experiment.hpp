@@ -1,0 +1,65 @@
+// Vehicle scenarios (scenarios/vehicle_*.json): a truth vehicle driven through a manoeuvre by
+// a closed-loop driver, the same vehicle with a friction error run open loop on the measured
+// inputs, and that wrong vehicle corrected by the VehicleObserver from the simulated sensors
+// (seed 003 ch. 5). The truth drive is shared with mbobserver-sim.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "mbobserver/estimation/vehicle_observer.hpp"
+#include "mbobserver/experiment/runner.hpp"
+#include "mbobserver/experiment/sensor_sim.hpp"
+#include "mbobserver/models/manoeuvres.hpp"
+
+namespace mbo::exp {
+
+struct VehicleScenario {
+  std::filesystem::path file;
+  std::string description;
+  double dt = 0.002, duration = 10, metrics_from = 0;
+  std::uint64_t seed = 1;
+  std::shared_ptr<const models::Vehicle> truth, model;
+  double truth_mu = std::numeric_limits<double>::quiet_NaN(), model_mu = std::numeric_limits<double>::quiet_NaN();
+  models::ManoeuvreSpec manoeuvre;
+  SensorSimConfig sensors;
+  est::VehicleObserverConfig observer;
+  bool start_from_truth = true;  // false: the observer starts from the first GNSS fix
+  double sideslip_min_speed = 5;  // m/s, sideslip is scored above it
+};
+
+// True when the file says "kind": "vehicle".
+bool is_vehicle_scenario(const std::filesystem::path& file);
+VehicleScenario load_vehicle_scenario(const std::filesystem::path& file);
+
+// The truth vehicle and its sensors, one step at a time.
+class TruthDrive {
+ public:
+  TruthDrive(const VehicleScenario& sc, std::uint64_t seed);
+  // Steps the truth to the next time and appends the sensor samples due then to `out`.
+  void advance(std::vector<Measurement>& out);
+  double t() const { return t_; }
+  bool done() const { return t_ + 0.5 * sc_.dt >= sc_.duration; }
+  const mb::State& state() const { return s_; }
+  const models::VehicleOutputs& outputs() const { return o_; }
+  const models::VehicleInputs& inputs() const { return in_; }
+  const SensorSim& sensors() const { return sim_; }
+
+ private:
+  const VehicleScenario& sc_;
+  mb::Workspace ws_;
+  mb::State s_;
+  models::DriverState driver_{};
+  models::VehicleOutputs o_{};
+  models::VehicleInputs in_{};
+  SensorSim sim_;
+  double t_ = 0;
+};
+
+nlohmann::json run_vehicle_experiment(const VehicleScenario& sc, const RunOptions& options);
+
+}  // namespace mbo::exp

@@ -1,0 +1,498 @@
+#include "mbobserver/estimation/vehicle_observer.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "mbobserver/estimation/sensors/gnss.hpp"
+#include "mbobserver/estimation/sensors/imu.hpp"
+#include "mbobserver/estimation/sensors/wheel_hall.hpp"
+#include "mbobserver/mb/kinematics.hpp"
+
+namespace mbo::est {
+namespace {
+
+constexpr double kDeg = M_PI / 180;
+
+std::size_t idx(Channel c) { return static_cast<std::size_t>(c); }
+std::size_t idx(SensorKind k) { return static_cast<std::size_t>(k); }
+
+const std::array<std::string, 4> kWheel = {"fl", "fr", "rl", "rr"};
+
+// Name of each independent coordinate of the vehicle, as the configuration spells it.
+std::vector<std::pair<std::string, int>> vehicle_coordinates(const models::Vehicle& v) {
+  std::vector<std::pair<std::string, int>> out = {{"x", v.x},     {"y", v.y},         {"z", v.z},
+                                                  {"yaw", v.yaw}, {"pitch", v.pitch}, {"roll", v.roll}};
+  for (int w = 0; w < 4; ++w) out.emplace_back("travel_" + kWheel[w], v.wheels[w].travel);
+  for (int w = 0; w < 4; ++w) out.emplace_back("spin_" + kWheel[w], v.wheels[w].spin);
+  return out;
+}
+
+Eigen::Vector3d vec3(const JsonReader& r) {
+  auto v = r.as_numbers(3);
+  return {v[0], v[1], v[2]};
+}
+
+}  // namespace
+
+VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const models::Vehicle& vehicle) {
+  VehicleObserverConfig c;
+  const auto names = vehicle_coordinates(vehicle);
+  auto f = sec.at("filter");
+  c.filter_type = f.choice("type", {"errorEKF", "errorEKF-FE"}, "errorEKF");
+  std::vector<std::string> observed;
+  for (const auto& item : f.at("observe").items()) {
+    std::string n = item.as_string();
+    auto it = std::find_if(names.begin(), names.end(), [&](const auto& p) { return p.first == n; });
+    if (it == names.end()) item.fail("\"" + n + "\" is not an independent coordinate of the vehicle (x y z yaw pitch roll travel_fl.. spin_fl..)");
+    auto zi = std::find(vehicle.model.z.begin(), vehicle.model.z.end(), it->second) - vehicle.model.z.begin();
+    if (zi == static_cast<long>(vehicle.model.z.size())) item.fail("\"" + n + "\" is not independent in this vehicle model");
+    c.settings.observed.push_back(static_cast<int>(zi));
+    observed.push_back(n);
+  }
+  auto& fs = c.settings.filter;
+  auto pn = f.at("plant_noise");
+  for (const auto& n : observed) fs.accel_noise.push_back(pn.non_negative(n));
+  pn.finish();
+  auto is = f.at("initial_std");
+  for (const auto& n : observed) fs.initial_std_z.push_back(is.positive(n));
+  for (const auto& n : observed) fs.initial_std_zd.push_back(is.positive(n + "_dot"));
+  is.finish();
+  if (auto fe = f.find("force_error")) {
+    auto p = fe->at("plant_noise");
+    for (const auto& n : observed) fs.accel_rate_noise.push_back(p.non_negative(n));
+    p.finish();
+    auto i = fe->at("initial_std");
+    for (const auto& n : observed) fs.initial_std_a.push_back(i.positive(n));
+    i.finish();
+    c.settings.jacobian_period = static_cast<int>(fe->integer("jacobian_period", 0, 1000000, 0));
+    c.settings.force_correction = fe->choice("correction", {"inertial", "coordinates"}, "coordinates") == "inertial"
+                                      ? ForceCorrection::inertial
+                                      : ForceCorrection::coordinates;
+    fe->finish();
+  } else if (c.filter_type == "errorEKF-FE") {
+    f.fail("errorEKF-FE needs a \"force_error\" block");
+  }
+  fs.gate_sigma = f.non_negative("gate_sigma", 5);
+  fs.max_variance = f.positive("max_variance", 1e8);
+  c.settings.correction = f.choice("correction", {"position_problem", "velocity_approximation"}, "position_problem") ==
+                                  "position_problem"
+                              ? Correction::position_problem
+                              : Correction::velocity_approximation;
+  f.finish();
+
+  if (auto g = sec.find("gnss")) {
+    auto& G = c.gnss;
+    if (auto a = g->find("antenna")) G.antenna = vec3(*a);
+    G.latency_s = g->non_negative("latency_s", 0);
+    G.position_std = g->positive("position_std", G.position_std);
+    G.velocity_std = g->positive("velocity_std", G.velocity_std);
+    G.use_position = g->boolean("use_position", true);
+    G.use_velocity = g->boolean("use_velocity", true);
+    G.use_course = g->boolean("use_course", true);
+    G.use_gst = g->boolean("use_gst", true);
+    G.chassis_only = g->boolean("chassis_only", false);
+    G.course_min_speed = g->non_negative("course_min_speed", G.course_min_speed);
+    G.timeout_s = g->positive("timeout_s", G.timeout_s);
+    G.gate_sigma = g->non_negative("gate_sigma", G.gate_sigma);
+    G.reset_after_rejection_s = g->positive("reset_after_rejection_s", G.reset_after_rejection_s);
+    if (auto o = g->find("origin")) {
+      if (o->is_string()) {
+        if (o->as_string() != "first_fix") o->fail("expected \"first_fix\" or {\"lat\", \"lon\", \"alt\"}");
+      } else {
+        G.origin_from_first_fix = false;
+        G.lat0 = o->number_in("lat", -90, 90);
+        G.lon0 = o->number_in("lon", -180, 180);
+        G.alt0 = o->number("alt", 0);
+        o->finish();
+      }
+    }
+    g->finish();
+  }
+  if (auto m = sec.find("imu")) {
+    auto& I = c.imu;
+    if (auto p = m->find("position")) I.position = vec3(*p);
+    if (auto r = m->find("rotation_deg")) {
+      Eigen::Vector3d rpy = vec3(*r) * kDeg;
+      I.rotation = (Eigen::AngleAxisd(rpy[2], Eigen::Vector3d::UnitZ()) * Eigen::AngleAxisd(rpy[1], Eigen::Vector3d::UnitY()) *
+                    Eigen::AngleAxisd(rpy[0], Eigen::Vector3d::UnitX()))
+                       .toRotationMatrix();
+    }
+    I.accel_std = m->positive("accel_std", I.accel_std);
+    I.gyro_std = m->positive("gyro_std", I.gyro_std);
+    I.use_accel = m->boolean("use_accel", true);
+    I.use_gyro = m->boolean("use_gyro", true);
+    I.timeout_s = m->positive("timeout_s", I.timeout_s);
+    I.gate_sigma = m->non_negative("gate_sigma", I.gate_sigma);
+    m->finish();
+  }
+  if (auto w = sec.find("wheels")) {
+    auto& W = c.wheels;
+    W.teeth = static_cast<int>(w->integer("teeth", 1, 100000, 40));
+    W.angle_std = w->positive("angle_std", W.angle_std);
+    auto mod = static_cast<std::uint32_t>(w->integer("modulus", 2, 1LL << 32, 65536));
+    W.modulus = {mod, mod, mod, mod};
+    W.use = w->boolean("use", true);
+    W.timeout_s = w->positive("timeout_s", W.timeout_s);
+    W.gate_sigma = w->non_negative("gate_sigma", W.gate_sigma);
+    w->finish();
+  }
+  if (auto v = sec.find("validity")) {
+    c.validity.max_position_std = v->positive("max_position_std", c.validity.max_position_std);
+    c.validity.max_yaw_std = v->positive("max_yaw_std_deg", c.validity.max_yaw_std / kDeg) * kDeg;
+    c.validity.max_velocity_std = v->positive("max_velocity_std", c.validity.max_velocity_std);
+    v->finish();
+  }
+  if (auto in = sec.find("inputs")) {
+    c.input_timeout_s = in->positive("timeout_s", c.input_timeout_s);
+    in->finish();
+  }
+  sec.finish();
+  c.settings.filter.force_error = c.filter_type == "errorEKF-FE";
+  return c;
+}
+
+VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle, const VehicleObserverConfig& config,
+                                 double dt)
+    : vehicle_(std::move(vehicle)), cfg_(config), dt_(dt) {
+  const auto& v = *vehicle_;
+  ChassisFrame f{v.u, v.v, v.w};
+  mb::LinearVec origin{{mb::LinearTerm{v.P0, 1, 0}}};
+  mb::LinearVec antenna = v.chassis_point(cfg_.gnss.antenna);
+  std::vector<std::shared_ptr<const Sensor>> sensors = {
+      std::make_shared<GnssPositionSensor>(antenna, cfg_.gnss.chassis_only, origin, cfg_.gnss.latency_s),
+      std::make_shared<GnssVelocitySensor>(antenna),
+      std::make_shared<GnssCourseSensor>(antenna),
+      std::make_shared<GyroSensor>(f, cfg_.imu.rotation, Eigen::Vector3d::Zero()),
+      std::make_shared<AccelerometerSensor>(f, v.chassis_point(cfg_.imu.position), cfg_.imu.rotation, v.model.gravity,
+                                            Eigen::Vector3d::Zero())};
+  for (int w = 0; w < 4; ++w) sensors.push_back(std::make_shared<WheelHallSensor>(v.wheels[w].spin));
+  obs_ = std::make_unique<MbObserver>(v.model, std::move(sensors), cfg_.settings, dt);
+  if (!cfg_.gnss.origin_from_first_fix) {
+    enu_.Reset(cfg_.gnss.lat0, cfg_.gnss.lon0, cfg_.gnss.alt0);
+    origin_set_ = true;
+  }
+  meas_.reserve(32);
+  meas_kind_.reserve(32);
+  results_.reserve(32);
+  last_sample_t_.fill(-1);
+  tr_max_.fill(0);
+}
+
+void VehicleObserver::start(const models::VehicleStart& s, double t0) {
+  mb::Workspace ws(vehicle_->model);
+  mb::State st = models::start_vehicle(*vehicle_, ws, s, inputs_);
+  obs_->initialize(st);
+  started_ = true;
+  t_ = t0;
+}
+
+void VehicleObserver::push(const Measurement& m) {
+  if (m.channel >= Channel::count || !std::isfinite(m.value) || !std::isfinite(m.t)) {
+    ++counters_.samples_invalid;
+    return;
+  }
+  auto& s = samples_[idx(m.channel)];
+  if (m.t < s.t) {
+    ++counters_.samples_stale;  // an older sample than the one we hold: out of order
+    return;
+  }
+  s = {m.t, m.value, true};
+}
+
+bool VehicleObserver::take(Channel c, double t, double& value, double& time) {
+  auto& s = samples_[idx(c)];
+  if (!s.fresh || s.t > t + 1e-9) return false;
+  s.fresh = false;
+  value = s.value;
+  time = s.t;
+  return true;
+}
+
+void VehicleObserver::gather(double t) {
+  meas_.clear();
+  meas_kind_.clear();
+  auto add = [&](int sensor, int row, double value, double var, double gate, SensorKind kind) {
+    meas_.push_back({sensor, row, value, var, gate});
+    meas_kind_.push_back(static_cast<int>(kind));
+  };
+  double v, ts;
+  // Inputs first: they act on this step.
+  if (take(Channel::steer_angle, t, v, ts)) {
+    if (last_steer_t_ >= 0 && ts > last_steer_t_) {
+      double rate = (v - last_steer_) / (ts - last_steer_t_);
+      inputs_.steer_rate = 0.7 * inputs_.steer_rate + 0.3 * rate;  // a little smoothing of a differenced signal
+    }
+    inputs_.steer = v;
+    last_steer_ = v;
+    last_steer_t_ = ts;
+    last_input_t_ = ts;
+  }
+  for (int w = 0; w < 4; ++w) {
+    if (take(static_cast<Channel>(idx(Channel::drive_torque_fl) + w), t, v, ts)) inputs_.drive_torque[w] = v, last_input_t_ = ts;
+    if (take(static_cast<Channel>(idx(Channel::brake_pressure_fl) + w), t, v, ts)) inputs_.brake_pressure[w] = v, last_input_t_ = ts;
+  }
+
+  // GNSS
+  double lat, lon, tl, tn;
+  auto& slat = samples_[idx(Channel::gnss_lat)];
+  auto& slon = samples_[idx(Channel::gnss_lon)];
+  double quality = 1, tq;
+  if (take(Channel::gnss_fix_quality, t, quality, tq)) last_fix_quality_ = quality;
+  if (slat.fresh && slon.fresh && std::abs(slat.t - slon.t) < 1e-6 && slat.t <= t + 1e-9) {
+    take(Channel::gnss_lat, t, lat, tl);
+    take(Channel::gnss_lon, t, lon, tn);
+    double alt = 0, ta;
+    bool has_alt = take(Channel::gnss_alt, t, alt, ta) && std::abs(ta - tl) < 1e-6;
+    if (last_fix_quality_ > 0 && origin_set_) {
+      double e, n, u;
+      enu_.Forward(lat, lon, has_alt ? alt : enu_.HeightOrigin(), e, n, u);
+      last_fix_e_ = e, last_fix_n_ = n, last_fix_u_ = u, last_fix_t_ = tl;
+      last_sample_t_[idx(SensorKind::gnss_position)] = tl;
+      double se = cfg_.gnss.position_std, sn = se, su = 2 * se, x, tx;
+      if (cfg_.gnss.use_gst) {
+        if (take(Channel::gnss_std_lat, t, x, tx)) gst_n_ = x;
+        if (take(Channel::gnss_std_lon, t, x, tx)) gst_e_ = x;
+        if (take(Channel::gnss_std_alt, t, x, tx)) gst_u_ = x;
+        if (gst_e_ > 0) se = gst_e_;
+        if (gst_n_ > 0) sn = gst_n_;
+        if (gst_u_ > 0) su = gst_u_;
+      }
+      if (cfg_.gnss.use_position) {
+        add(kGnssPos, 0, e, se * se, cfg_.gnss.gate_sigma, SensorKind::gnss_position);
+        add(kGnssPos, 1, n, sn * sn, cfg_.gnss.gate_sigma, SensorKind::gnss_position);
+        if (has_alt) add(kGnssPos, 2, u, su * su, cfg_.gnss.gate_sigma, SensorKind::gnss_position);
+      }
+    }
+  }
+  if (take(Channel::gnss_course, t, v, ts)) last_gnss_course_ = v, have_course_ = true;
+  if (take(Channel::gnss_speed, t, v, ts)) {
+    last_gnss_speed_ = v;
+    last_sample_t_[idx(SensorKind::gnss_velocity)] = ts;
+    const double s = v, var = cfg_.gnss.velocity_std * cfg_.gnss.velocity_std;
+    if (cfg_.gnss.use_velocity && (have_course_ || s < 0.2)) {
+      const double ve = s < 0.2 ? 0.0 : s * std::sin(last_gnss_course_), vn = s < 0.2 ? 0.0 : s * std::cos(last_gnss_course_);
+      add(kGnssVel, 0, ve, var, cfg_.gnss.gate_sigma, SensorKind::gnss_velocity);
+      add(kGnssVel, 1, vn, var, cfg_.gnss.gate_sigma, SensorKind::gnss_velocity);
+    }
+    if (cfg_.gnss.use_course && have_course_ && s > cfg_.gnss.course_min_speed) {
+      last_sample_t_[idx(SensorKind::gnss_course)] = ts;
+      add(kGnssCourse, 0, course_to_heading(last_gnss_course_), var / (s * s), cfg_.gnss.gate_sigma,
+          SensorKind::gnss_course);
+    }
+  }
+  // IMU
+  for (int k = 0; k < 3; ++k) {
+    if (take(static_cast<Channel>(idx(Channel::gyro_x) + k), t, v, ts)) {
+      last_sample_t_[idx(SensorKind::gyroscope)] = ts;
+      if (cfg_.imu.use_gyro)
+        add(kGyro, k, v, cfg_.imu.gyro_std * cfg_.imu.gyro_std, cfg_.imu.gate_sigma, SensorKind::gyroscope);
+    }
+    if (take(static_cast<Channel>(idx(Channel::accel_x) + k), t, v, ts)) {
+      last_sample_t_[idx(SensorKind::accelerometer)] = ts;
+      if (cfg_.imu.use_accel)
+        add(kAccel, k, v, cfg_.imu.accel_std * cfg_.imu.accel_std, cfg_.imu.gate_sigma, SensorKind::accelerometer);
+    }
+  }
+  // Hall wheel sensors
+  for (int w = 0; w < 4; ++w) {
+    if (!take(static_cast<Channel>(idx(Channel::wheel_count_fl) + w), t, v, ts)) continue;
+    last_sample_t_[idx(SensorKind::wheel_hall)] = ts;
+    if (!hall_[w]) hall_[w].emplace(cfg_.wheels.teeth, cfg_.wheels.modulus[w]);
+    const double model_angle = obs_->state().q[vehicle_->wheels[w].spin];
+    const double angle = hall_[w]->angle(static_cast<std::uint32_t>(std::llround(v)), model_angle);
+    if (cfg_.wheels.use)
+      add(kWheel0 + w, 0, angle, cfg_.wheels.angle_std * cfg_.wheels.angle_std, cfg_.wheels.gate_sigma,
+          SensorKind::wheel_hall);
+  }
+}
+
+void VehicleObserver::try_start_from_gnss(double t) {
+  auto& slat = samples_[idx(Channel::gnss_lat)];
+  auto& slon = samples_[idx(Channel::gnss_lon)];
+  if (!(slat.fresh && slon.fresh) || slat.t > t + 1e-9 || last_fix_quality_ <= 0) {
+    double q, tq;
+    if (take(Channel::gnss_fix_quality, t, q, tq)) last_fix_quality_ = q;
+    if (!(slat.fresh && slon.fresh) || slat.t > t + 1e-9 || last_fix_quality_ <= 0) return;
+  }
+  double alt = samples_[idx(Channel::gnss_alt)].fresh ? samples_[idx(Channel::gnss_alt)].value : 0;
+  if (!origin_set_) {
+    enu_.Reset(slat.value, slon.value, alt);
+    origin_set_ = true;
+  }
+  double e, n, u;
+  enu_.Forward(slat.value, slon.value, alt, e, n, u);
+  const auto& ss = samples_[idx(Channel::gnss_speed)];
+  const auto& sc = samples_[idx(Channel::gnss_course)];
+  models::VehicleStart st;
+  st.speed = ss.t >= 0 ? ss.value : 0;
+  st.yaw = (sc.t >= 0 && st.speed > cfg_.gnss.course_min_speed) ? course_to_heading(sc.value) : 0.0;
+  // the fix is the antenna: the chassis reference point is behind its lever arm
+  Eigen::Vector3d arm = vehicle_->chassis_local(cfg_.gnss.antenna);
+  st.x = e - (std::cos(st.yaw) * arm.x() - std::sin(st.yaw) * arm.y());
+  st.y = n - (std::sin(st.yaw) * arm.x() + std::cos(st.yaw) * arm.y());
+  try {
+    start(st, t);
+  } catch (const std::exception&) {
+    return;  // no static equilibrium found: try again with the next fix
+  }
+}
+
+void VehicleObserver::reinitialise(double t, std::uint32_t why) {
+  ++counters_.resets;
+  faults_ |= kFaultReset | why;
+  const auto& s = obs_->state();
+  models::VehicleOutputs o;
+  models::vehicle_outputs(*vehicle_, s, o);
+  models::VehicleStart st;
+  const bool pos_ok = std::isfinite(o.position.x()) && std::isfinite(o.position.y());
+  st.x = pos_ok ? o.position.x() : 0;
+  st.y = pos_ok ? o.position.y() : 0;
+  st.yaw = std::isfinite(o.yaw) ? o.yaw : 0;
+  st.speed = std::isfinite(o.velocity_body.x()) ? o.velocity_body.x() : 0;
+  if (last_fix_t_ >= 0 && t - last_fix_t_ < cfg_.gnss.timeout_s) {
+    Eigen::Vector3d arm = vehicle_->chassis_local(cfg_.gnss.antenna);
+    if (have_course_ && last_gnss_speed_ > cfg_.gnss.course_min_speed) st.yaw = course_to_heading(last_gnss_course_);
+    st.x = last_fix_e_ - (std::cos(st.yaw) * arm.x() - std::sin(st.yaw) * arm.y());
+    st.y = last_fix_n_ - (std::sin(st.yaw) * arm.x() + std::cos(st.yaw) * arm.y());
+    st.speed = last_gnss_speed_;
+  }
+  try {
+    start(st, t);
+  } catch (const std::exception&) {
+    started_ = false;  // wait for the next fix
+  }
+  for (auto& h : hall_) h.reset();
+}
+
+void VehicleObserver::account(int kind, const UpdateResult& u) {
+  auto& h = rec_.sensors[kind];
+  if (u.accepted)
+    ++h.fused;
+  else
+    ++h.rejected;
+  tr_max_[kind] = std::max(tr_max_[kind], u.test_ratio);
+}
+
+const EstimateRecord& VehicleObserver::step(double t) {
+  faults_ = 0;
+  ++counters_.steps;
+  if (!started_) {
+    try_start_from_gnss(t);
+    if (!started_) {
+      t_ = t;
+      fill_record(t);
+      return rec_;
+    }
+  }
+  gather(t);
+  models::set_inputs(*vehicle_, inputs_, obs_->state());
+  auto r = obs_->step(meas_, &results_);
+  t_ = t;
+  bool gnss_pos_rejected = false, gnss_pos_accepted = false;
+  for (std::size_t i = 0; i < meas_.size(); ++i) {
+    account(meas_kind_[i], results_[i]);
+    if (meas_kind_[i] == static_cast<int>(SensorKind::gnss_position)) {
+      gnss_pos_rejected |= !results_[i].accepted;
+      gnss_pos_accepted |= results_[i].accepted;
+    }
+  }
+  if (!r.model_step.converged) ++counters_.model_step_failures, faults_ |= kFaultModelStepFailed;
+  if (!r.correction_converged) ++counters_.correction_failures, faults_ |= kFaultCorrectionFailed;
+  if (!r.model_step.converged || !r.correction_converged || !r.healthy) {
+    reinitialise(t, kFaultDiverged);
+  } else if (gnss_pos_rejected && !gnss_pos_accepted) {
+    if (gnss_rejected_since_ < 0) gnss_rejected_since_ = t;
+    if (t - gnss_rejected_since_ > cfg_.gnss.reset_after_rejection_s) {
+      // The fixes have disagreed with the model for too long: trust the receiver (PX4's
+      // position reset after a timeout of rejected GPS).
+      gnss_rejected_since_ = -1;
+      reinitialise(t, kFaultNone);
+    }
+  } else if (gnss_pos_accepted) {
+    gnss_rejected_since_ = -1;
+  }
+  fill_record(t);
+  return rec_;
+}
+
+void VehicleObserver::fill_record(double t) {
+  ++rec_.seq;
+  rec_.t = t;
+  rec_.faults = faults_;
+  rec_.resets = counters_.resets;
+  // Per-sensor health
+  const double timeouts[kSensorKindCount] = {cfg_.gnss.timeout_s, cfg_.gnss.timeout_s, cfg_.gnss.timeout_s,
+                                             cfg_.imu.timeout_s,  cfg_.imu.timeout_s,  cfg_.wheels.timeout_s};
+  for (std::size_t k = 0; k < kSensorKindCount; ++k) {
+    auto& h = rec_.sensors[k];
+    h.age_ms = last_sample_t_[k] < 0 ? -1 : (t - last_sample_t_[k]) * 1000;
+    h.timed_out = last_sample_t_[k] < 0 || t - last_sample_t_[k] > timeouts[k];
+    h.test_ratio = 0.9 * h.test_ratio + 0.1 * tr_max_[k];  // low-pass of the largest ratio of each step
+    tr_max_[k] = 0;
+  }
+  const bool course_needed = last_gnss_speed_ > cfg_.gnss.course_min_speed;
+  if (rec_.sensors[idx(SensorKind::gnss_position)].timed_out) rec_.faults |= kFaultGnssTimeout;
+  if (rec_.sensors[idx(SensorKind::accelerometer)].timed_out || rec_.sensors[idx(SensorKind::gyroscope)].timed_out)
+    rec_.faults |= kFaultImuTimeout;
+  if (rec_.sensors[idx(SensorKind::wheel_hall)].timed_out) rec_.faults |= kFaultWheelTimeout;
+  if (last_input_t_ < 0 || t - last_input_t_ > cfg_.input_timeout_s) rec_.faults |= kFaultInputTimeout;
+  (void)course_needed;
+
+  if (!started_) {
+    rec_.valid = false;
+    rec_.validity = {};
+    return;
+  }
+  const auto& v = *vehicle_;
+  const auto& s = obs_->state();
+  models::vehicle_outputs(v, s, out_);
+  rec_.x = out_.position.x(), rec_.y = out_.position.y(), rec_.z = out_.position.z();
+  rec_.yaw = out_.yaw, rec_.pitch = out_.pitch, rec_.roll = out_.roll;
+  rec_.vx = out_.velocity.x(), rec_.vy = out_.velocity.y(), rec_.vz = out_.velocity.z();
+  rec_.v_long = out_.velocity_body.x(), rec_.v_lat = out_.velocity_body.y();
+  rec_.yaw_rate = out_.yaw_rate;
+  rec_.sideslip_deg = out_.sideslip / kDeg;
+  for (int w = 0; w < 4; ++w) {
+    const auto& o = out_.wheel[w];
+    rec_.tyre_fx[w] = o.Fx, rec_.tyre_fy[w] = o.Fy, rec_.tyre_fz[w] = o.Fz;
+    rec_.slip_ratio[w] = o.slip_ratio, rec_.slip_angle_deg[w] = o.slip_angle / kDeg;
+    rec_.suspension_travel[w] = o.travel;
+  }
+  // 1-sigma from the filter covariance of the observed coordinates.
+  const auto& P = obs_->filter().covariance();
+  const auto& obs = obs_->observed();
+  const int n = static_cast<int>(obs.size());
+  auto find = [&](int slot) {
+    for (int j = 0; j < n; ++j)
+      if (v.model.z[obs[j]] == slot) return j;
+    return -1;
+  };
+  const int ix = find(v.x), iy = find(v.y), iyaw = find(v.yaw);
+  auto sd = [&](int i) { return i < 0 ? -1.0 : std::sqrt(std::max(0.0, P(i, i))); };
+  rec_.std_x = sd(ix), rec_.std_y = sd(iy), rec_.std_yaw = sd(iyaw);
+  rec_.std_vx = ix < 0 ? -1 : sd(n + ix);
+  rec_.std_vy = iy < 0 ? -1 : sd(n + iy);
+  const double speed = std::hypot(rec_.vx, rec_.vy);
+  if (ix >= 0 && iy >= 0 && iyaw >= 0 && speed > cfg_.validity.min_speed_for_sideslip) {
+    // v_lat = -sin(yaw) vx + cos(yaw) vy; beta ~ v_lat / speed: propagate P over (vx, vy, yaw).
+    const int id[3] = {n + ix, n + iy, iyaw};
+    const double J[3] = {-std::sin(rec_.yaw), std::cos(rec_.yaw), -rec_.v_long};
+    double var = 0;
+    for (int a = 0; a < 3; ++a)
+      for (int b = 0; b < 3; ++b) var += J[a] * P(id[a], id[b]) * J[b];
+    rec_.std_sideslip_deg = std::sqrt(std::max(0.0, var)) / speed / kDeg;
+  } else {
+    rec_.std_sideslip_deg = -1;
+  }
+  // Validity of each output.
+  const auto& V = cfg_.validity;
+  rec_.validity.position = rec_.std_x >= 0 && rec_.std_x < V.max_position_std && rec_.std_y < V.max_position_std;
+  rec_.validity.heading = rec_.std_yaw >= 0 && rec_.std_yaw < V.max_yaw_std;
+  rec_.validity.velocity = rec_.std_vx >= 0 && rec_.std_vx < V.max_velocity_std && rec_.std_vy < V.max_velocity_std;
+  rec_.validity.attitude = !rec_.sensors[idx(SensorKind::accelerometer)].timed_out;
+  rec_.validity.virtual_sensors = rec_.validity.velocity && rec_.validity.heading && !(rec_.faults & kFaultInputTimeout);
+  rec_.valid = rec_.validity.position && rec_.validity.heading && rec_.validity.velocity && rec_.validity.attitude &&
+               rec_.validity.virtual_sensors && !(rec_.faults & (kFaultDiverged | kFaultModelStepFailed));
+}
+
+}  // namespace mbo::est
