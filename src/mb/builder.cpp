@@ -21,6 +21,12 @@ Eigen::Matrix3d term_matrix(const LinearTerm& t) {
   return A;
 }
 
+// Slot of component k of an entity whose first slot is `slot`. Before build() a constant
+// entity's slot is provisional and counts downwards (-1 - c for constant index c, resolved to
+// nq + c), so its component k is -1 - (c + k) = slot - k, not slot + k (which would land on
+// the slot of another entity, or of a coordinate: -1 + 1 = 0).
+int component_slot(int slot, int k) { return slot >= 0 ? slot + k : slot - k; }
+
 // Unique, sorted entries and the map from a write sequence to them.
 void compress(const std::vector<Model::Entry>& seq, std::vector<Model::Entry>& unique,
               std::vector<int>& target) {
@@ -348,7 +354,8 @@ int ModelBuilder::body(const BodySpec& spec) {
   std::vector<int> slots;
   auto add_slots = [&](int slot0, int n) {
     for (int k = 0; k < n; ++k)
-      if (std::find(slots.begin(), slots.end(), slot0 + k) == slots.end()) slots.push_back(slot0 + k);
+      if (std::find(slots.begin(), slots.end(), component_slot(slot0, k)) == slots.end())
+        slots.push_back(component_slot(slot0, k));
   };
   add_slots(m_.entities[spec.origin].slot, d);
   for (const auto& v : g.basis)
@@ -361,7 +368,8 @@ int ModelBuilder::body(const BodySpec& spec) {
     Eigen::MatrixXd E = Eigen::MatrixXd::Zero(d, n);
     for (const auto& t : v.terms) {
       Eigen::Matrix3d A = term_matrix(t);
-      for (int k = 0; k < d; ++k) E.block(0, local_index(t.slot + k), d, 1) += A.block(0, k, d, 1);
+      for (int k = 0; k < d; ++k)
+        E.block(0, local_index(component_slot(t.slot, k)), d, 1) += A.block(0, k, d, 1);
     }
     return E;
   };
