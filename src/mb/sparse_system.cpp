@@ -65,7 +65,7 @@ bool SparseSystem::factorize() {
   ldlt_.refactor(upper_);
   if (ldlt_.info() != Eigen::Success) return false;
   // An indefinite or singular matrix shows as a non-positive pivot of the LDL' factors.
-  const auto& d = ldlt_.vectorD();
+  const auto& d = ldlt_.diagonal();
   for (int i = 0; i < n_; ++i)
     if (!(d[i] > 0) || !std::isfinite(d[i])) return false;
   return true;
@@ -74,7 +74,7 @@ bool SparseSystem::factorize() {
 void SparseSystem::solve(const Eigen::Ref<const Eigen::VectorXd>& b, Eigen::Ref<Eigen::VectorXd> x) {
   for (int i = 0; i < n_; ++i) work_[perm_[i]] = b[i];
   ldlt_.matrixL().solveInPlace(work_);
-  work_.array() /= ldlt_.vectorD().array();
+  work_.array() /= ldlt_.diagonal().array();
   ldlt_.matrixU().solveInPlace(work_);
   for (int i = 0; i < n_; ++i) x[i] = work_[perm_[i]];
 }

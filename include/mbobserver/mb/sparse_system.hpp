@@ -21,6 +21,8 @@ class PreorderedLDLT
     : public Eigen::SimplicialLDLT<SparseMatrix, Eigen::Upper, Eigen::NaturalOrdering<int>> {
  public:
   void refactor(const SparseMatrix& upper) { this->template factorize_preordered<true>(upper); }
+  // D by reference: Eigen 3.4's vectorD() returns a copy (one heap allocation per call).
+  const Eigen::VectorXd& diagonal() const { return this->m_diag; }
 };
 }  // namespace detail
 
