@@ -10,6 +10,7 @@
 //
 // Simbody: RK-Merson (4th order, 5 stages) at a fixed 1 ms step, projection of the loop
 // constraints every step; one step() is one integrator step (sb_steps_per_step checks it).
+// simbody_dynamics: one forward-dynamics evaluation alone (one stage's work).
 #if defined(MBO_BENCH_HAS_PEER_SUPPORT)
 
 #include <algorithm>
@@ -110,6 +111,31 @@ void simbody_step(benchmark::State& st,
       static_cast<double>(peer->steps_taken() - steps0) / static_cast<double>(std::max<std::size_t>(ns.size(), 1));
   st.counters["nq"] = peer->coordinates();
 }
+
+// Simbody's forward dynamics alone (one realize to Acceleration after new q and u): the cost
+// of one of RK-Merson's five stages, without the integrator's bookkeeping.
+void simbody_dynamics(benchmark::State& st,
+                      const std::function<std::unique_ptr<SimbodyPeer>(const SimbodyOptions&)>& make) {
+  SimbodyOptions o;
+  o.fixed_step = kDt;
+  auto peer = make(o);
+  peer->step(kDt);
+  peer->evaluate_dynamics();
+  std::vector<double> ns;
+  ns.reserve(static_cast<std::size_t>(st.max_iterations));
+  long allocs = 0;
+  for (auto _ : st) {
+    mbo::peers::alloc_count_start();
+    const auto t0 = Clock::now();
+    peer->evaluate_dynamics();
+    const auto t1 = Clock::now();
+    allocs += mbo::peers::alloc_count_stop();
+    const double d = std::chrono::duration<double, std::nano>(t1 - t0).count();
+    st.SetIterationTime(d * 1e-9);
+    ns.push_back(d);
+  }
+  report_percentiles(st, ns, allocs);
+}
 #endif
 
 // Enough steps for a p99.9 backed by 20+ samples; the long chain gets fewer for time's sake.
@@ -142,6 +168,16 @@ void register_all() {
   for (int n : {1, 4, 16, 64})
     reg("simbody_step/chain/" + std::to_string(n), steps_for(n), [n](benchmark::State& st) {
       simbody_step(st, [n](const SimbodyOptions& o) { return SimbodyPeer::chain(mbo::peers::ChainSpec{n}, o); });
+    });
+  reg("simbody_dynamics/fourbar", 100000, [](benchmark::State& st) {
+    simbody_dynamics(st, [](const SimbodyOptions& o) { return SimbodyPeer::fourbar({}, o); });
+  });
+  reg("simbody_dynamics/slider_crank", 100000, [](benchmark::State& st) {
+    simbody_dynamics(st, [](const SimbodyOptions& o) { return SimbodyPeer::slider_crank({}, o); });
+  });
+  for (int n : {1, 4, 16, 64})
+    reg("simbody_dynamics/chain/" + std::to_string(n), steps_for(n), [n](benchmark::State& st) {
+      simbody_dynamics(st, [n](const SimbodyOptions& o) { return SimbodyPeer::chain(mbo::peers::ChainSpec{n}, o); });
     });
 #endif
 }

@@ -227,6 +227,13 @@ void SimbodyPeer::advance_to(double t) {
 
 void SimbodyPeer::step(double dt) { impl_->integ->stepBy(dt); }
 
+void SimbodyPeer::evaluate_dynamics() {
+  SimTK::State& st = impl_->state;
+  st.updQ() = impl_->integ->getState().getQ();
+  st.updU() = impl_->integ->getState().getU();
+  impl_->system.realize(st, SimTK::Stage::Acceleration);
+}
+
 int SimbodyPeer::tracked_count() const { return static_cast<int>(impl_->tracked.size()); }
 
 std::vector<double> SimbodyPeer::tracked() const {

@@ -48,6 +48,9 @@ class SimbodyPeer {
   void advance_to(double t);
   // One call of the integrator over dt: with a fixed step, exactly one Runge-Kutta step.
   void step(double dt);
+  // One evaluation of the forward dynamics (accelerations and multipliers) at the current
+  // state, without the integrator: the work of one Runge-Kutta stage.
+  void evaluate_dynamics();
 
   int tracked_count() const;       // number of 3-D vectors
   std::vector<double> tracked() const;
