@@ -1,8 +1,6 @@
 #include "mbobserver/mb/dynamics.hpp"
 
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 
 #include "mbobserver/mb/constraints.hpp"
 #include "mbobserver/mb/forces.hpp"
@@ -154,7 +152,6 @@ StepResult step(const Model& m, State& s, Workspace& ws, double dt) {
     s.q += ws.dq;
     r.dq_norm = ws.dq.lpNorm<Eigen::Infinity>();
     if (!std::isfinite(r.dq_norm)) return r;
-    if (getenv("MBO_TRACE")) fprintf(stderr, "  it=%d dq=%.3e phi=%.3e\n", r.iterations, r.dq_norm, ws.phi.lpNorm<Eigen::Infinity>());
     if (r.dq_norm <= m.solver.tolerance) {
       r.converged = true;
       break;
