@@ -377,12 +377,11 @@ const EstimateRecord& VehicleObserver::step(double t) {
   faults_ = 0;
   ++counters_.steps;
   if (!started_) {
+    // The first fix places the model at this step's time: nothing to integrate yet.
     try_start_from_gnss(t);
-    if (!started_) {
-      t_ = t;
-      fill_record(t);
-      return rec_;
-    }
+    t_ = t;
+    fill_record(t);
+    return rec_;
   }
   gather(t);
   models::set_inputs(*vehicle_, inputs_, obs_->state());
@@ -457,6 +456,7 @@ void VehicleObserver::fill_record(double t) {
     rec_.tyre_fx[w] = o.Fx, rec_.tyre_fy[w] = o.Fy, rec_.tyre_fz[w] = o.Fz;
     rec_.slip_ratio[w] = o.slip_ratio, rec_.slip_angle_deg[w] = o.slip_angle / kDeg;
     rec_.suspension_travel[w] = o.travel;
+    rec_.wheel_angle[w] = o.spin_angle, rec_.wheel_speed[w] = o.spin_rate;
   }
   // 1-sigma from the filter covariance of the observed coordinates.
   const auto& P = obs_->filter().covariance();

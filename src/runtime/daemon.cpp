@@ -261,7 +261,9 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
     std::int64_t newest_rx = 0;
     const double t0 = replay ? t_first : wall0;
     const auto progress_every = static_cast<std::uint64_t>(std::max(1.0, 2.0 / dt));
-    for (std::uint64_t k = 1;; ++k) {
+    // Replay: the first step is at the first frame's time, so a sample is fused at the step
+    // of its own timestamp (as the experiments do); live: the clock's first deadline.
+    for (std::uint64_t k = replay ? 0 : 1;; ++k) {
       if (stop.load(std::memory_order_relaxed)) break;
       double t;
       std::int64_t step_start;

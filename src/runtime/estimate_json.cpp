@@ -97,6 +97,8 @@ void write_estimate_json(const EstimateRecord& r, std::string& out, const JsonOp
   w.field_array("slip_ratio", r.slip_ratio);
   w.field_array("slip_angle_deg", r.slip_angle_deg);
   w.field_array("suspension_travel", r.suspension_travel);
+  w.field_array("wheel_angle", r.wheel_angle);
+  w.field_array("wheel_speed", r.wheel_speed);
   w.end_object();
 
   w.key("std");

@@ -78,6 +78,7 @@ struct EstimateRecord {
   PerWheel tyre_fx{}, tyre_fy{}, tyre_fz{};  // N, in the tyre's road frame
   PerWheel slip_ratio{}, slip_angle_deg{};
   PerWheel suspension_travel{};  // m, positive in compression from the design position
+  PerWheel wheel_angle{}, wheel_speed{};  // spin angle (rad) and rate (rad/s) relative to the carrier
 
   // 1-sigma from the filter covariance (propagated through the model where needed).
   double std_x = 0, std_y = 0, std_yaw = 0, std_vx = 0, std_vy = 0, std_sideslip_deg = 0;

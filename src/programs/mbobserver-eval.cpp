@@ -1,0 +1,164 @@
+// mbobserver-eval --truth TRUTH.csv --estimates EST.jsonl [--report OUT.json]
+// Accuracy of a recorded run (mbobserverd --record) against the ground truth of
+// mbobserver-sim, with the report keys of mbobserver-experiment.
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "mbobserver/core/program.hpp"
+
+namespace {
+
+using nlohmann::json;
+
+struct Stats {
+  double sum2 = 0, max = 0;
+  long n = 0;
+  void add(double e) {
+    sum2 += e * e;
+    max = std::max(max, std::abs(e));
+    ++n;
+  }
+};
+
+double wrap(double a) {
+  a = std::remainder(a, 2 * M_PI);
+  return a;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Accuracy of recorded estimates against a ground truth", "mbobserver-eval"};
+  mbo::CommonOptions common;
+  mbo::add_common_options(app, common);
+  std::string truth_file, est_file, report;
+  double from = 0, sideslip_min_speed = 5;
+  app.add_option("--truth", truth_file, "ground truth CSV (mbobserver-sim --truth)")->required();
+  app.add_option("--estimates", est_file, "estimates, JSON lines (mbobserverd --record)")->required();
+  app.add_option("--report", report, "also write the report to this file");
+  app.add_option("--metrics-from", from, "score estimates from this many seconds after the first")->capture_default_str();
+  app.add_option("--sideslip-min-speed", sideslip_min_speed, "score sideslip above this speed, m/s")->capture_default_str();
+  return mbo::run_program(app, argc, argv, common, [&] {
+    std::ifstream tin(truth_file);
+    if (!tin) throw mbo::ConfigError(truth_file + ": cannot open file");
+    std::string line;
+    std::getline(tin, line);
+    std::vector<std::string> head;
+    {
+      std::stringstream hs(line);
+      for (std::string c; std::getline(hs, c, ',');) head.push_back(c);
+    }
+    if (head.empty() || head[0] != "t") throw mbo::ConfigError(truth_file + ":1: not a truth CSV (first column must be t)");
+    std::map<std::string, std::size_t> col;
+    for (std::size_t i = 0; i < head.size(); ++i) col[head[i]] = i;
+    std::vector<std::vector<double>> rows;
+    long lineno = 1;
+    while (std::getline(tin, line)) {
+      ++lineno;
+      std::vector<double> r;
+      std::stringstream ls(line);
+      for (std::string c; std::getline(ls, c, ',');) {
+        try {
+          r.push_back(std::stod(c));
+        } catch (const std::exception&) {
+          throw mbo::ConfigError(truth_file + ":" + std::to_string(lineno) + ": not a number: \"" + c + "\"");
+        }
+      }
+      if (r.size() != head.size())
+        throw mbo::ConfigError(truth_file + ":" + std::to_string(lineno) + ": expected " + std::to_string(head.size()) + " columns");
+      rows.push_back(std::move(r));
+    }
+    if (rows.size() < 2) throw mbo::ConfigError(truth_file + ": no data rows");
+    const double dt = rows[1][0] - rows[0][0];
+    auto truth_at = [&](double t) -> const std::vector<double>* {
+      long i = std::lround((t - rows[0][0]) / dt);
+      if (i < 0 || i >= static_cast<long>(rows.size()) || std::abs(rows[i][0] - t) > 0.25 * dt) return nullptr;
+      return &rows[i];
+    };
+    // estimate key -> truth column, angle?
+    struct Q {
+      std::string name;
+      std::vector<std::string> path;
+      int index;
+      std::string truth;
+      bool angle;
+    };
+    std::vector<Q> qs = {{"x", {"state", "x"}, -1, "x", false},       {"y", {"state", "y"}, -1, "y", false},
+                         {"z", {"state", "z"}, -1, "z", false},       {"yaw", {"state", "yaw"}, -1, "yaw", true},
+                         {"pitch", {"state", "pitch"}, -1, "pitch", true}, {"roll", {"state", "roll"}, -1, "roll", true},
+                         {"vx", {"state", "vx"}, -1, "vx", false},    {"vy", {"state", "vy"}, -1, "vy", false},
+                         {"yaw_rate", {"state", "yaw_rate"}, -1, "yaw_rate", false},
+                         {"sideslip_deg", {"virtual", "sideslip_deg"}, -1, "sideslip_deg", false}};
+    const char* W[4] = {"fl", "fr", "rl", "rr"};
+    for (int w = 0; w < 4; ++w) {
+      qs.push_back({std::string("wheel_angle_") + W[w], {"virtual", "wheel_angle"}, w, std::string("wheel_angle_") + W[w], false});
+      qs.push_back({std::string("wheel_speed_") + W[w], {"virtual", "wheel_speed"}, w, std::string("wheel_speed_") + W[w], false});
+      qs.push_back({std::string("tyre_fx_") + W[w], {"virtual", "tyre_fx"}, w, std::string("tyre_fx_") + W[w], false});
+      qs.push_back({std::string("tyre_fy_") + W[w], {"virtual", "tyre_fy"}, w, std::string("tyre_fy_") + W[w], false});
+      qs.push_back({std::string("tyre_fz_") + W[w], {"virtual", "tyre_fz"}, w, std::string("tyre_fz_") + W[w], false});
+      qs.push_back({std::string("travel_") + W[w], {"virtual", "suspension_travel"}, w, std::string("travel_") + W[w], false});
+    }
+    for (const auto& q : qs)
+      if (!col.count(q.truth)) throw mbo::ConfigError(truth_file + ":1: no column \"" + q.truth + "\"");
+    std::vector<Stats> st(qs.size());
+    std::ifstream ein(est_file);
+    if (!ein) throw mbo::ConfigError(est_file + ": cannot open file");
+    long n = 0, matched = 0, valid = 0, bad = 0;
+    double t_first = NAN;
+    lineno = 0;
+    while (std::getline(ein, line)) {
+      ++lineno;
+      json e;
+      try {
+        e = json::parse(line);
+      } catch (const std::exception&) {
+        ++bad;
+        continue;
+      }
+      if (!e.is_object() || !e.contains("t")) {
+        ++bad;
+        continue;
+      }
+      ++n;
+      const double t = e["t"].get<double>();
+      if (std::isnan(t_first)) t_first = t;
+      if (!e["health"]["valid"].get<bool>()) continue;
+      ++valid;
+      if (t - t_first < from) continue;
+      const auto* tr = truth_at(t);
+      if (!tr) continue;
+      ++matched;
+      for (std::size_t i = 0; i < qs.size(); ++i) {
+        const auto& q = qs[i];
+        if (q.name == "sideslip_deg" && (*tr)[col["speed"]] < sideslip_min_speed) continue;
+        const json& v = e[q.path[0]][q.path[1]];
+        const double est = q.index >= 0 ? v[q.index].get<double>() : v.get<double>();
+        const double err = est - (*tr)[col[q.truth]];
+        st[i].add(q.angle ? wrap(err) : err);
+      }
+    }
+    if (n == 0) throw mbo::ConfigError(est_file + ": no estimates");
+    json rep;
+    rep["estimates"] = n;
+    rep["valid"] = valid;
+    rep["scored"] = matched;
+    rep["bad_lines"] = bad;
+    for (std::size_t i = 0; i < qs.size(); ++i) {
+      rep["rmse"]["observer"][qs[i].name] = st[i].n ? std::sqrt(st[i].sum2 / st[i].n) : 0.0;
+      rep["max_abs"]["observer"][qs[i].name] = st[i].max;
+    }
+    std::string text = rep.dump(2);
+    std::cout << text << "\n";
+    if (!report.empty()) {
+      std::ofstream f(report);
+      if (!f) throw mbo::ConfigError(report + ": cannot write");
+      f << text << "\n";
+    }
+    return 0;
+  });
+}

@@ -1,0 +1,102 @@
+// mbobserver-sim SCENARIO.json --candump OUT.log --truth OUT.csv [--config FILE] [--seed N]
+// Drives the truth vehicle of a vehicle scenario through its manoeuvre and writes what the
+// car's sensors would put on the bus (encoded with the DBC and signal map of the daemon's
+// configuration, so the daemon decodes them back), plus the ground truth.
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "mbobserver/core/program.hpp"
+#include "mbobserver/experiment/vehicle_experiment.hpp"
+#include "mbobserver/io/candump.hpp"
+#include "mbobserver/io/signal_map.hpp"
+
+namespace {
+
+constexpr double kDeg = M_PI / 180;
+const char* kW[4] = {"fl", "fr", "rl", "rr"};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Simulate a drive: CAN log of the sensors and the ground truth", "mbobserver-sim"};
+  mbo::CommonOptions common;
+  mbo::add_common_options(app, common);
+  std::string scenario, candump, truth, config = std::string(MBO_DEFAULT_CONFIG), interface = "can0";
+  std::uint64_t seed = 0;
+  double epoch = 1700000000.0;
+  app.add_option("scenario", scenario, "vehicle scenario (JSON, \"kind\": \"vehicle\")")->required();
+  app.add_option("--candump", candump, "write the bus as a candump -l log")->required();
+  app.add_option("--truth", truth, "write the ground truth as CSV")->required();
+  app.add_option("--config", config, "daemon configuration whose \"can\" section (DBC, signals) encodes the frames")
+      ->capture_default_str();
+  app.add_option("--seed", seed, "noise seed (default: the scenario's)");
+  app.add_option("--epoch", epoch, "UNIX time of the scenario's t = 0 in the log")->capture_default_str();
+  app.add_option("--interface", interface, "interface name written in the log")->capture_default_str();
+  return mbo::run_program(app, argc, argv, common, [&] {
+    auto sc = mbo::exp::load_vehicle_scenario(scenario);
+    auto root = mbo::JsonReader::from_file(config);
+    auto map = mbo::io::SignalMap::from_config(root.at("can"));
+    if (seed == 0) seed = sc.seed;
+    std::FILE* log = std::fopen(candump.c_str(), "wb");
+    if (!log) throw mbo::ConfigError(candump + ": cannot write");
+    std::ofstream csv(truth);
+    if (!csv) throw mbo::ConfigError(truth + ": cannot write");
+    csv.precision(10);
+    csv << "t,x,y,z,yaw,pitch,roll,vx,vy,vz,yaw_rate,speed,sideslip_deg";
+    for (auto w : kW) csv << ",wheel_angle_" << w;
+    for (auto w : kW) csv << ",wheel_speed_" << w;
+    for (auto w : kW) csv << ",tyre_fx_" << w;
+    for (auto w : kW) csv << ",tyre_fy_" << w;
+    for (auto w : kW) csv << ",tyre_fz_" << w;
+    for (auto w : kW) csv << ",travel_" << w;
+    csv << "\n";
+
+    mbo::io::CandumpWriter writer(log);
+    mbo::exp::TruthDrive drive(sc, seed);
+    std::array<double, mbo::kChannelCount> values{};
+    std::array<bool, mbo::kChannelCount> fresh{};
+    std::vector<mbo::Measurement> meas;
+    std::uint64_t frames = 0, clamped = 0;
+    const auto& tx = map.tx_frames();
+    mbo::io::CanFrame frame;
+    while (!drive.done()) {
+      meas.clear();
+      drive.advance(meas);
+      fresh.fill(false);
+      for (const auto& m : meas) {
+        values[static_cast<std::size_t>(m.channel)] = m.value;
+        fresh[static_cast<std::size_t>(m.channel)] = true;
+      }
+      const double t = epoch + drive.t();
+      // A message goes on the bus when one of its signals has a new sample.
+      for (const auto& f : tx) {
+        bool any = false;
+        for (auto mi : f.mappings) any = any || fresh[static_cast<std::size_t>(map.mappings()[mi].channel)];
+        if (!any) continue;
+        if (!map.encode(f, values, t, frame)) ++clamped;
+        writer.write(frame, interface);
+        ++frames;
+      }
+      const auto& o = drive.outputs();
+      const auto& s = drive.state();
+      const auto& v = *sc.truth;
+      csv << t << "," << o.position.x() << "," << o.position.y() << "," << o.position.z() << "," << o.yaw << ","
+          << o.pitch << "," << o.roll << "," << o.velocity.x() << "," << o.velocity.y() << "," << o.velocity.z() << ","
+          << o.yaw_rate << "," << o.speed << "," << o.sideslip / kDeg;
+      for (int w = 0; w < 4; ++w) csv << "," << s.q[v.wheels[w].spin];
+      for (int w = 0; w < 4; ++w) csv << "," << s.qd[v.wheels[w].spin];
+      for (int w = 0; w < 4; ++w) csv << "," << o.wheel[w].Fx;
+      for (int w = 0; w < 4; ++w) csv << "," << o.wheel[w].Fy;
+      for (int w = 0; w < 4; ++w) csv << "," << o.wheel[w].Fz;
+      for (int w = 0; w < 4; ++w) csv << "," << o.wheel[w].travel;
+      csv << "\n";
+    }
+    std::fclose(log);
+    std::cerr << "mbobserver-sim: " << frames << " frames over " << sc.duration << " s to " << candump
+              << (clamped ? " (" + std::to_string(clamped) + " frames with a value clamped to its signal's range)" : "")
+              << ", truth to " << truth << "\n";
+    return 0;
+  });
+}
