@@ -1,0 +1,237 @@
+#include "mbobserver/io/candump.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstring>
+
+namespace mbo::io {
+
+namespace {
+
+constexpr std::uint32_t kErrFlag = 0x20000000u;  // CAN_ERR_FLAG, linux/can.h
+constexpr std::uint32_t kEffMask = 0x1FFFFFFFu;  // CAN_EFF_MASK (= CAN_ERR_MASK)
+
+inline int nibble(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+inline bool blank(char c) { return c == ' ' || c == '\t'; }
+
+// CAN FD payload lengths (ISO 11898-1:2015 DLC table).
+inline bool fd_length(std::size_t n) {
+  return n <= 8 || n == 12 || n == 16 || n == 20 || n == 24 || n == 32 || n == 48 || n == 64;
+}
+
+constexpr char kHex[] = "0123456789ABCDEF";
+
+}  // namespace
+
+std::string_view parse_candump_line(std::string_view line, CandumpRecord& out) {
+  std::size_t n = line.size();
+  while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r' || blank(line[n - 1]))) --n;
+  const char* p = line.data();
+  const char* const end = p + n;
+  while (p < end && blank(*p)) ++p;
+  if (p == end) return "empty line";
+
+  // (seconds.microseconds): digits and one '.', nothing else (no sign, exponent, nan, inf).
+  if (*p != '(') return "timestamp: line does not start with '('";
+  ++p;
+  const char* ts = p;
+  bool dot = false;
+  std::size_t digits = 0;
+  while (p < end && *p != ')') {
+    if (*p >= '0' && *p <= '9') {
+      ++digits;
+    } else if (*p == '.' && !dot) {
+      dot = true;
+    } else {
+      return "timestamp: not a plain decimal number";
+    }
+    ++p;
+  }
+  if (p == end) return "timestamp: no closing ')'";
+  if (digits == 0 || digits > 30) return "timestamp: not a plain decimal number";
+  double t = 0;
+  auto tr = std::from_chars(ts, p, t, std::chars_format::fixed);
+  if (tr.ec != std::errc() || tr.ptr != p || !std::isfinite(t))
+    return "timestamp: not a plain decimal number";
+  ++p;
+
+  // Interface name: any non-blank bytes.
+  if (p == end || !blank(*p)) return "interface: expected a blank after the timestamp";
+  while (p < end && blank(*p)) ++p;
+  const char* name = p;
+  while (p < end && !blank(*p)) ++p;
+  if (p == name) return "interface: missing";
+  std::string_view iface(name, static_cast<std::size_t>(p - name));
+  while (p < end && blank(*p)) ++p;
+  if (p == end) return "frame: missing";
+  const char* f = p;
+  while (p < end && !blank(*p)) ++p;
+  const char* const fend = p;
+  // Optional direction token written by python-can.
+  while (p < end && blank(*p)) ++p;
+  if (p < end) {
+    if (end - p != 1 || !(*p == 'R' || *p == 'T' || *p == 'r' || *p == 't'))
+      return "unexpected text after the frame";
+  }
+
+  // Identifier: 3 hex digits (11-bit) or 8 (29-bit, or an error frame's class).
+  const char* hash = static_cast<const char*>(std::memchr(f, '#', static_cast<std::size_t>(fend - f)));
+  if (!hash) return "frame: no '#' after the id";
+  const auto id_digits = static_cast<std::size_t>(hash - f);
+  if (id_digits != 3 && id_digits != 8) return "id: candump writes 3 or 8 hex digits";
+  std::uint32_t id = 0;
+  for (const char* q = f; q < hash; ++q) {
+    int v = nibble(*q);
+    if (v < 0) return "id: not hexadecimal";
+    id = (id << 4) | static_cast<std::uint32_t>(v);
+  }
+  CanFrame fr;
+  if (id_digits == 3) {
+    if (id > 0x7FF) return "id: 11-bit id above 0x7FF";
+    fr.id = id;
+  } else if (id & kErrFlag) {
+    if (id & ~(kErrFlag | kEffMask)) return "id: error frame with EFF/RTR flag bits";
+    fr.error = true;
+    fr.id = id & kEffMask;
+  } else {
+    if (id > kEffMask) return "id: 29-bit id with flag bits set";
+    fr.id = id;
+    fr.extended = true;
+  }
+
+  const char* d = hash + 1;
+  std::size_t max_len = 8;
+  if (d < fend && (*d == 'R' || *d == 'r')) {
+    if (fr.error) return "data: an error frame cannot be a remote frame";
+    fr.remote = true;
+    ++d;
+    if (d < fend) {
+      int v = nibble(*d);
+      if (v < 0 || v > 8) return "data: remote frame DLC must be 0..8";
+      fr.len = static_cast<std::uint8_t>(v);
+      ++d;
+      if (d < fend && *d == '_' && fr.len == 8 && fend - d == 2 && nibble(d[1]) > 8) d = fend;
+      if (d != fend) return "data: unexpected text after the remote frame's DLC";
+    }
+  } else {
+    if (d < fend && *d == '#') {
+      if (fr.error) return "data: an error frame cannot be CAN FD";
+      ++d;
+      if (d == fend) return "fd flags: missing after '##'";
+      int flags = nibble(*d);
+      if (flags < 0) return "fd flags: not hexadecimal";
+      fr.fd = true;
+      fr.brs = (flags & 1) != 0;
+      fr.esi = (flags & 2) != 0;
+      max_len = 64;
+      ++d;
+    }
+    std::size_t len = 0;
+    while (d < fend) {
+      if (*d == '.') {  // optional byte separator
+        ++d;
+        continue;
+      }
+      if (*d == '_' && !fr.fd && len == 8) {  // raw DLC 9..F of a classic 8-byte frame
+        if (fend - d != 2 || nibble(d[1]) <= 8) return "data: bad raw DLC after '_'";
+        d = fend;
+        break;
+      }
+      if (fend - d < 2) return "data: odd number of hex digits";
+      int hi = nibble(d[0]), lo = nibble(d[1]);
+      if (hi < 0 || lo < 0) return "data: not hexadecimal";
+      if (len == max_len)
+        return fr.fd ? "data: more than 64 bytes" : "data: more than 8 bytes in a classic frame";
+      fr.data[len++] = static_cast<std::uint8_t>((hi << 4) | lo);
+      d += 2;
+    }
+    if (fr.fd && !fd_length(len)) return "data: not a CAN FD payload length";
+    fr.len = static_cast<std::uint8_t>(len);
+  }
+  out.t = t;
+  out.interface = iface;
+  out.frame = fr;
+  out.frame.t = t;
+  return {};
+}
+
+std::size_t format_candump_line(const CanFrame& frame, std::string_view interface, char* out) {
+  char* o = out;
+  double t = frame.t;
+  if (!(t >= 0) || !std::isfinite(t) || t > 1e13) t = 0;
+  const auto us = static_cast<unsigned long long>(std::llround(t * 1e6));
+  const unsigned long long sec = us / 1000000ull, usec = us % 1000000ull;
+  *o++ = '(';
+  char digits[24];
+  auto r = std::to_chars(digits, digits + sizeof digits, sec);
+  for (auto k = r.ptr - digits; k < 10; ++k) *o++ = '0';  // candump: %010lu
+  std::memcpy(o, digits, static_cast<std::size_t>(r.ptr - digits));
+  o += r.ptr - digits;
+  *o++ = '.';
+  unsigned long long u = usec;
+  for (int k = 5; k >= 0; --k) {
+    o[k] = static_cast<char>('0' + u % 10);
+    u /= 10;
+  }
+  o += 6;
+  *o++ = ')';
+  *o++ = ' ';
+  std::memcpy(o, interface.data(), interface.size());
+  o += interface.size();
+  *o++ = ' ';
+  std::uint32_t id = frame.id;
+  int id_digits = 3;
+  if (frame.error) {
+    id = kErrFlag | (frame.id & kEffMask);
+    id_digits = 8;
+  } else if (frame.extended) {
+    id &= kEffMask;
+    id_digits = 8;
+  } else {
+    id &= 0x7FF;
+  }
+  for (int k = id_digits - 1; k >= 0; --k) *o++ = kHex[(id >> (4 * k)) & 0xF];
+  *o++ = '#';
+  if (frame.remote && !frame.error) {
+    *o++ = 'R';
+    if (frame.len > 0 && frame.len <= 8) *o++ = kHex[frame.len];
+  } else {
+    std::size_t len = frame.len;
+    if (frame.fd && !frame.error) {
+      *o++ = '#';
+      *o++ = kHex[(frame.brs ? 1 : 0) | (frame.esi ? 2 : 0)];
+      if (len > 64) len = 64;
+    } else if (len > 8) {
+      len = 8;
+    }
+    for (std::size_t i = 0; i < len; ++i) {
+      *o++ = kHex[frame.data[i] >> 4];
+      *o++ = kHex[frame.data[i] & 0xF];
+    }
+  }
+  *o++ = '\n';
+  return static_cast<std::size_t>(o - out);
+}
+
+std::string format_candump_line(const CanFrame& frame, std::string_view interface) {
+  std::string s(kCandumpMaxLine + interface.size(), '\0');
+  s.resize(format_candump_line(frame, interface, s.data()));
+  return s;
+}
+
+bool CandumpWriter::write(const CanFrame& frame, std::string_view interface) {
+  char buf[kCandumpMaxLine + 64];
+  if (interface.size() > 64) {
+    std::string s = format_candump_line(frame, interface);
+    return std::fwrite(s.data(), 1, s.size(), out_) == s.size();
+  }
+  std::size_t n = format_candump_line(frame, interface, buf);
+  return std::fwrite(buf, 1, n, out_) == n;
+}
+
+}  // namespace mbo::io
