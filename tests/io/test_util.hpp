@@ -45,7 +45,9 @@ struct CommandResult {
 
 inline CommandResult run_command(const std::string& cmd) {
   CommandResult r;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  std::string full = cmd;
+  full.append(" 2>&1");
+  FILE* p = popen(full.c_str(), "r");
   if (!p) return r;
   std::array<char, 4096> buf{};
   std::size_t n;
@@ -55,7 +57,26 @@ inline CommandResult run_command(const std::string& cmd) {
   return r;
 }
 
-inline std::string quote(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
+inline std::string quote(const std::filesystem::path& p) {
+  std::string s = "'";
+  s.append(p.string());
+  s.push_back('\'');
+  return s;
+}
+
+// "/usr/bin/python3 'script' 'arg'...": built with append (GCC 12 warns falsely, -Wrestrict,
+// about chains of std::string operator+).
+inline std::string python_command(const std::filesystem::path& script,
+                                  std::initializer_list<std::filesystem::path> args) {
+  std::string cmd = kPython;
+  cmd.push_back(' ');
+  cmd.append(quote(script));
+  for (const auto& a : args) {
+    cmd.push_back(' ');
+    cmd.append(quote(a));
+  }
+  return cmd;
+}
 
 inline std::vector<std::filesystem::path> files_with_extension(const std::filesystem::path& dir,
                                                                const std::string& ext) {
