@@ -73,7 +73,7 @@ TEST(Candecode, DecodesALogOneJsonObjectPerFrame) {
   EXPECT_THAT(o.err, HasSubstr("12 frames, 10 decoded, 1 with unknown ids (1 distinct: 0x7AB (1))"));
   EXPECT_THAT(o.err, HasSubstr("1 error frames"));
   EXPECT_THAT(o.err, HasSubstr("1 bad lines skipped"));
-  EXPECT_THAT(o.err, HasSubstr("a.log:12: candump: id: candump writes 3 or 8 hex digits"));
+  EXPECT_THAT(o.err, HasSubstr("a.log:12: candump: frame: no '#' after the id"));
 }
 
 TEST(Candecode, UnreadableInputExitsTwoWithOneLine) {
