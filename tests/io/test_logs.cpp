@@ -182,7 +182,7 @@ TEST(Candump, RejectsBadLinesWithTheField) {
   EXPECT_EQ(parse_candump_line("(nan) can0 123#00", r), "timestamp: not a plain decimal number");
   EXPECT_EQ(parse_candump_line("(-1.0) can0 123#00", r), "timestamp: not a plain decimal number");
   EXPECT_EQ(parse_candump_line("(1e9) can0 123#00", r), "timestamp: not a plain decimal number");
-  EXPECT_EQ(parse_candump_line("(1.0 can0 123#00", r), "timestamp: not a plain decimal number");
+  EXPECT_EQ(parse_candump_line("(1.0 can0 123#00", r), "timestamp: no closing ')'");
   EXPECT_EQ(parse_candump_line("(1.0) can0 1234#00", r), "id: candump writes 3 or 8 hex digits");
   EXPECT_EQ(parse_candump_line("(1.0) can0 12G#00", r), "id: not hexadecimal");
   EXPECT_EQ(parse_candump_line("(1.0) can0 800#00", r), "id: 11-bit id above 0x7FF");
