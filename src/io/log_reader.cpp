@@ -100,7 +100,8 @@ bool LogReader::next_line(std::string_view& line, bool& too_long) {
   while (true) {
     const char* b = buf_.data() + begin_;
     const std::size_t avail = end_ - begin_;
-    if (const void* nl = std::memchr(b, '\n', avail)) {
+    const void* nl = avail > 0 ? std::memchr(b, '\n', avail) : nullptr;
+    if (nl) {
       const auto n = static_cast<std::size_t>(static_cast<const char*>(nl) - b);
       begin_ += n + 1;
       ++line_no_;

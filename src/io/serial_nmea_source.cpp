@@ -67,8 +67,7 @@ void NmeaLineAssembler::reset() {
 
 SerialNmeaSource::SerialNmeaSource(boost::asio::io_context& io, SerialNmeaOptions options,
                                    MeasurementHandler on_measurements)
-    : io_(io),
-      options_(std::move(options)),
+    : options_(std::move(options)),
       on_measurements_(std::move(on_measurements)),
       port_(io),
       timer_(io),

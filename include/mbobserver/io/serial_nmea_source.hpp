@@ -90,7 +90,6 @@ class SerialNmeaSource {
   void read();
   void on_line(std::string_view line);
 
-  boost::asio::io_context& io_;
   SerialNmeaOptions options_;
   MeasurementHandler on_measurements_;
   boost::asio::serial_port port_;
