@@ -1,5 +1,6 @@
 // candump -l and Vector ASC: our readers against python3-can on the fixture ASC logs and on
 // generated candump logs; our writer read back by python-can; bad input never fatal.
+#include <charconv>
 #include <cmath>
 #include <iostream>
 #include <random>
@@ -402,5 +403,66 @@ TEST(LogReader, UnknownOrMissingFileIsAConfigError) {
     ADD_FAILURE();
   } catch (const mbo::ConfigError& e) {
     EXPECT_THAT(e.what(), HasSubstr("missing.log: cannot open: No such file or directory"));
+  }
+}
+
+// The fast timestamp path (integer / power of ten) gives the same double as a correctly
+// rounded decimal conversion, which is what python-can's float() gives.
+TEST(Candump, TimestampsAreCorrectlyRounded) {
+  std::mt19937_64 rng(3);
+  CandumpRecord r;
+  for (int i = 0; i < 200000; ++i) {
+    char ts[48];
+    const unsigned long long sec = rng() % 10'000'000'000ull;
+    const int digits = static_cast<int>(rng() % 10);
+    unsigned long long frac = rng() % 1'000'000'000ull;
+    int n = std::snprintf(ts, sizeof ts, "%llu", sec);
+    if (digits > 0) {
+      for (int d = 9; d > digits; --d) frac /= 10;
+      n += std::snprintf(ts + n, sizeof ts - static_cast<std::size_t>(n), ".%0*llu", digits, frac);
+    }
+    double expected = 0;
+    std::from_chars(ts, ts + n, expected);
+    std::string line = "(";
+    line.append(ts, static_cast<std::size_t>(n));
+    line.append(") can0 123#00");
+    ASSERT_EQ(parse_candump_line(line, r), "") << line;
+    ASSERT_EQ(r.t, expected) << line;
+  }
+}
+
+TEST(Asc, BadLinesAreCountedWithLineNumbers) {
+  Read r = read_text(
+      "date Mon Jan 1 00:00:00.000 2024\n"
+      "base hex  timestamps absolute\n"
+      "   1.000000 1  123             Rx   d 2 01 02\n"
+      "   nan 1  123             Rx   d 2 01 02\n"
+      "   2.000000 1  12Z             Rx   d 2 01 02\n"
+      "   3.000000 1  123             Rx   d 2 01 GG\n"
+      "   4.000000 1  123             Rx   d 10 01 02\n"
+      "   5.000000 1  123             Rx   d 8 01 02\n"
+      "   6.000000 1  800             Rx   d 1 01\n"
+      "   7.000000 0  123             Rx   d 1 01\n"
+      "complete garbage \xff\xfe\n"
+      "   0.500000 1  123             Rx   d 1 07\n");
+  ASSERT_EQ(r.frames.size(), 2u);
+  EXPECT_EQ(r.frames[1].t, 0.5);
+  EXPECT_EQ(r.stats.backwards, 1u);
+  EXPECT_EQ(r.stats.bad_lines, 8u);
+  std::vector<std::pair<std::uint64_t, std::string>> expected = {
+      {4, "asc: not an ASC header, comment or event line"},
+      {5, "asc: id: not a valid CAN identifier"},
+      {6, "asc: data: missing or invalid byte"},
+      {7, "asc: dlc: not a classic CAN DLC (0..F)"},
+      {8, "asc: data: missing or invalid byte"},
+      {9, "asc: id: not a valid CAN identifier"},
+      {10, "asc: channel: not in 1..256"},
+      {11, "asc: not an ASC header, comment or event line"},
+      {12, "timestamp goes back by 0.5 s"},
+  };
+  ASSERT_EQ(r.problems.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(r.problems[i].line, expected[i].first);
+    EXPECT_EQ(r.problems[i].message, expected[i].second);
   }
 }
