@@ -301,6 +301,29 @@ class Parser {
         }
         db_.nodes.emplace_back(w);
       }
+      // Some writers put one node per line under "BU_:" (opendbc's tesla_powertrain.dbc):
+      // take following lines made of names only, up to a blank line or a keyword.
+      while (true) {
+        std::size_t save_p = p_, save_line = line_;
+        if (std::size_t n = newline_at(p_)) {
+          p_ += n;
+          ++line_;
+        }
+        skip_blanks();
+        std::vector<std::string_view> names;
+        while (!at_eol()) {
+          std::string_view w = word();
+          if (w.empty()) break;
+          names.push_back(w);
+          skip_blanks();
+        }
+        if (names.empty() || !at_eol() || is_keyword(names.front())) {
+          p_ = save_p;
+          line_ = save_line;
+          break;
+        }
+        for (auto n : names) db_.nodes.emplace_back(n);
+      }
     } else if (kw == "BO_") {
       parse_message();
     } else if (kw == "SG_") {

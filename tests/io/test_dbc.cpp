@@ -169,9 +169,14 @@ TEST(Dbc, ExtendedMultiplexing) {
   EXPECT_EQ(value_of(*m, "Multiplexor", d), 24.0);
 }
 
-TEST(Dbc, Cp1252CommentsSurvive) {
+TEST(Dbc, Cp1252CommentsSurviveAndNodeListsOnManyLines) {
   Dbc db = load_dbc(mbo::test::fixtures() / "dbc/cantools/cp1252.dbc");
   EXPECT_EQ(db.nodes, std::vector<std::string>{"Node1"});
+  Dbc tesla = load_dbc(mbo::test::fixtures() / "dbc/opendbc/tesla_powertrain.dbc");
+  ASSERT_GE(tesla.nodes.size(), 4u);
+  EXPECT_EQ(tesla.nodes[0], "NEO");
+  EXPECT_EQ(tesla.nodes[3], "EPAS");
+  EXPECT_TRUE(tesla.warnings.empty());
 }
 
 TEST(Dbc, ValueTablesCommentsAttributes) {
