@@ -152,7 +152,12 @@ SignalMap SignalMap::from_config(const JsonReader& can) {
       if (entry.has("modulus"))
         m.counter_modulus = static_cast<std::uint64_t>(
             entry.integer("modulus", 2, static_cast<long long>(full)));
-      if (auto u = trimmed(s->unit); !u.empty() && !entry.has("unit")) {
+      if (entry.has("unit")) {
+        const std::string u = trimmed(entry.string("unit"));
+        auto known = find_unit(u);
+        if (!u.empty() && (!known || known->dimension != Dimension::count))
+          entry.at("unit").fail("a wheel counter counts teeth: unit \"" + u + "\" is not a count");
+      } else if (auto u = trimmed(s->unit); !u.empty()) {
         auto known = find_unit(u);
         if (known && known->dimension != Dimension::count)
           entry.at("signal").fail(qualified + " has unit \"" + u + "\", not a count");

@@ -124,6 +124,10 @@ TEST(SignalMap, ErrorsNameTheConfigFileAndPointer) {
               HasSubstr("k.json: /signals/gyro_z/signal: expected \"Message.Signal\""));
   EXPECT_THAT(config_error("l.json", R"({"wheel_count_fl": {"signal": "Wheel_Counts.Count_FL", "modulus": 70000}})"),
               HasSubstr("l.json: /signals/wheel_count_fl/modulus: must be in [2, 65536]"));
+  EXPECT_THAT(config_error("n.json", R"({"wheel_count_fl": {"signal": "Wheel_Counts.Count_FL", "unit": "rad"}})"),
+              HasSubstr("n.json: /signals/wheel_count_fl/unit: a wheel counter counts teeth"));
+  EXPECT_EQ(config_error("o.json", R"({"wheel_count_fl": {"signal": "Wheel_Counts.Count_FL", "unit": "ticks"}})"),
+            "no error");
   EXPECT_THAT(config_error("m.json", "{}", R"(, "interfaces": [{"name": "a-very-long-can-name0"}])"),
               HasSubstr("m.json: /interfaces/0/name: must be 1..15 characters"));
 }
