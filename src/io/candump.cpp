@@ -205,7 +205,7 @@ std::size_t format_candump_line(const CanFrame& frame, std::string_view interfac
   o += 6;
   *o++ = ')';
   *o++ = ' ';
-  std::memcpy(o, interface.data(), interface.size());
+  if (!interface.empty()) std::memcpy(o, interface.data(), interface.size());
   o += interface.size();
   *o++ = ' ';
   std::uint32_t id = frame.id;

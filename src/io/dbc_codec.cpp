@@ -69,7 +69,7 @@ inline double physical(const SignalLayout& l, std::uint64_t raw) {
 
 PaddedPayload::PaddedPayload(std::span<const std::uint8_t> data)
     : len(std::min<std::size_t>(data.size(), 64)) {
-  std::memcpy(bytes.data(), data.data(), len);
+  if (len > 0) std::memcpy(bytes.data(), data.data(), len);  // data() may be null when empty
 }
 
 MessageCodec::MessageCodec(const DbcMessage& message) : message_(&message) {
