@@ -56,6 +56,11 @@ bool parse_decimal(const char* b, const char* e, double& out) {
 }
 inline bool blank(char c) { return c == ' ' || c == '\t'; }
 
+// The frame field ends at the end of the line or at a blank.
+[[gnu::always_inline]] inline bool field_end(const char* q, const char* end) {
+  return q >= end || blank(*q);
+}
+
 // CAN FD payload lengths (ISO 11898-1:2015 DLC table).
 inline bool fd_length(std::size_t n) {
   return n <= 8 || n == 12 || n == 16 || n == 20 || n == 24 || n == 32 || n == 48 || n == 64;
@@ -65,7 +70,15 @@ constexpr char kHex[] = "0123456789ABCDEF";
 
 }  // namespace
 
+// One forward pass over the line (this is the replay hot path); errors are looked into only
+// once something is wrong, so the messages stay precise without slowing good lines down.
 std::string_view parse_candump_line(std::string_view line, CandumpRecord& out) {
+  std::string_view err = parse_candump_line(line, out.frame, out.interface);
+  out.t = out.frame.t;
+  return err;
+}
+
+std::string_view parse_candump_line(std::string_view line, CanFrame& fr, std::string_view& interface) {
   std::size_t n = line.size();
   while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r' || blank(line[n - 1]))) --n;
   const char* p = line.data();
@@ -75,13 +88,34 @@ std::string_view parse_candump_line(std::string_view line, CandumpRecord& out) {
 
   // (seconds.microseconds): digits and one '.', nothing else (no sign, exponent, nan, inf).
   if (*p != '(') return "timestamp: line does not start with '('";
-  ++p;
-  const char* ts = p;
-  const char* close = static_cast<const char*>(std::memchr(p, ')', static_cast<std::size_t>(end - p)));
-  if (!close) return "timestamp: no closing ')'";
+  const char* ts = ++p;
+  std::uint64_t mantissa = 0;
+  int digits = 0, frac = -1;
+  for (; p < end; ++p) {
+    const char c = *p;
+    if (c >= '0' && c <= '9') {
+      if (digits < 19) mantissa = mantissa * 10 + static_cast<std::uint64_t>(c - '0');
+      ++digits;
+      frac += frac >= 0;
+    } else if (c == '.' && frac < 0) {
+      frac = 0;
+    } else {
+      break;
+    }
+  }
+  if (p == end || *p != ')') {
+    if (!std::memchr(p, ')', static_cast<std::size_t>(end - p))) return "timestamp: no closing ')'";
+    return "timestamp: not a plain decimal number";
+  }
   double t = 0;
-  if (!parse_decimal(ts, close, t)) return "timestamp: not a plain decimal number";
-  p = close;
+  if (digits == 0 || digits > 30) return "timestamp: not a plain decimal number";
+  if (digits <= 19 && mantissa < (std::uint64_t{1} << 53) && frac <= 22) {
+    // Clinger's fast path: an exact integer over an exact power of ten, one correctly
+    // rounded division, the same double as strtod or Python's float().
+    t = static_cast<double>(mantissa) / kPow10[frac < 0 ? 0 : frac];
+  } else if (!parse_decimal(ts, p, t)) {
+    return "timestamp: not a plain decimal number";
+  }
   ++p;
 
   // Interface name: any non-blank bytes.
@@ -90,31 +124,29 @@ std::string_view parse_candump_line(std::string_view line, CandumpRecord& out) {
   const char* name = p;
   while (p < end && !blank(*p)) ++p;
   if (p == name) return "interface: missing";
-  std::string_view iface(name, static_cast<std::size_t>(p - name));
+  const std::string_view iface(name, static_cast<std::size_t>(p - name));
   while (p < end && blank(*p)) ++p;
   if (p == end) return "frame: missing";
-  const char* f = p;
-  while (p < end && !blank(*p)) ++p;
-  const char* const fend = p;
-  // Optional direction token written by python-can.
-  while (p < end && blank(*p)) ++p;
-  if (p < end) {
-    if (end - p != 1 || !(*p == 'R' || *p == 'T' || *p == 'r' || *p == 't'))
-      return "unexpected text after the frame";
-  }
 
   // Identifier: 3 hex digits (11-bit) or 8 (29-bit, or an error frame's class).
-  const char* hash = static_cast<const char*>(std::memchr(f, '#', static_cast<std::size_t>(fend - f)));
-  if (!hash) return "frame: no '#' after the id";
-  const auto id_digits = static_cast<std::size_t>(hash - f);
-  if (id_digits != 3 && id_digits != 8) return "id: candump writes 3 or 8 hex digits";
+  const char* f = p;
   std::uint32_t id = 0;
-  for (const char* q = f; q < hash; ++q) {
-    int v = nibble(*q);
-    if (v < 0) return "id: not hexadecimal";
-    id = (id << 4) | static_cast<std::uint32_t>(v);
+  bool bad_hex = false;
+  while (p < end && *p != '#' && !blank(*p)) {
+    const int v = nibble(*p);
+    bad_hex |= v < 0;
+    id = (id << 4) | static_cast<std::uint32_t>(v & 0xF);
+    ++p;
   }
-  CanFrame fr;
+  if (p == end || *p != '#') return "frame: no '#' after the id";
+  const auto id_digits = static_cast<std::size_t>(p - f);
+  if (id_digits != 3 && id_digits != 8) return "id: candump writes 3 or 8 hex digits";
+  if (bad_hex) return "id: not hexadecimal";
+  // Field by field: assigning CanFrame{} compiles to `rep stos`, slow for 80 bytes.
+  fr.extended = fr.remote = fr.error = fr.fd = fr.brs = fr.esi = false;
+  fr.channel = 0;
+  fr.len = 0;
+  std::memset(fr.data.data(), 0, sizeof fr.data);
   if (id_digits == 3) {
     if (id > 0x7FF) return "id: 11-bit id above 0x7FF";
     fr.id = id;
@@ -128,26 +160,28 @@ std::string_view parse_candump_line(std::string_view line, CandumpRecord& out) {
     fr.extended = true;
   }
 
-  const char* d = hash + 1;
-  std::size_t max_len = 8;
-  if (d < fend && (*d == 'R' || *d == 'r')) {
+  const char* d = p + 1;
+  if (!field_end(d, end) && (*d == 'R' || *d == 'r')) {
     if (fr.error) return "data: an error frame cannot be a remote frame";
     fr.remote = true;
     ++d;
-    if (d < fend) {
-      int v = nibble(*d);
+    if (!field_end(d, end)) {
+      const int v = nibble(*d);
       if (v < 0 || v > 8) return "data: remote frame DLC must be 0..8";
       fr.len = static_cast<std::uint8_t>(v);
       ++d;
-      if (d < fend && *d == '_' && fr.len == 8 && fend - d == 2 && nibble(d[1]) > 8) d = fend;
-      if (d != fend) return "data: unexpected text after the remote frame's DLC";
+      // "_<raw DLC 9..F>" may follow an 8-byte DLC (can-utils lib.c).
+      if (!field_end(d, end) && *d == '_' && fr.len == 8 && d + 1 < end && nibble(d[1]) > 8 && field_end(d + 2, end))
+        d += 2;
+      if (!field_end(d, end)) return "data: unexpected text after the remote frame's DLC";
     }
   } else {
-    if (d < fend && *d == '#') {
+    std::size_t max_len = 8;
+    if (!field_end(d, end) && *d == '#') {
       if (fr.error) return "data: an error frame cannot be CAN FD";
       ++d;
-      if (d == fend) return "fd flags: missing after '##'";
-      int flags = nibble(*d);
+      if (field_end(d, end)) return "fd flags: missing after '##'";
+      const int flags = nibble(*d);
       if (flags < 0) return "fd flags: not hexadecimal";
       fr.fd = true;
       fr.brs = (flags & 1) != 0;
@@ -156,19 +190,19 @@ std::string_view parse_candump_line(std::string_view line, CandumpRecord& out) {
       ++d;
     }
     std::size_t len = 0;
-    while (d < fend) {
+    while (!field_end(d, end)) {
       if (*d == '.') {  // optional byte separator
         ++d;
         continue;
       }
       if (*d == '_' && !fr.fd && len == 8) {  // raw DLC 9..F of a classic 8-byte frame
-        if (fend - d != 2 || nibble(d[1]) <= 8) return "data: bad raw DLC after '_'";
-        d = fend;
+        if (d + 1 >= end || nibble(d[1]) <= 8 || !field_end(d + 2, end)) return "data: bad raw DLC after '_'";
+        d += 2;
         break;
       }
-      if (fend - d < 2) return "data: odd number of hex digits";
-      int hi = nibble(d[0]), lo = nibble(d[1]);
-      if (hi < 0 || lo < 0) return "data: not hexadecimal";
+      if (field_end(d + 1, end)) return "data: odd number of hex digits";
+      const int hi = nibble(d[0]), lo = nibble(d[1]);
+      if ((hi | lo) < 0) return "data: not hexadecimal";
       if (len == max_len)
         return fr.fd ? "data: more than 64 bytes" : "data: more than 8 bytes in a classic frame";
       fr.data[len++] = static_cast<std::uint8_t>((hi << 4) | lo);
@@ -177,10 +211,13 @@ std::string_view parse_candump_line(std::string_view line, CandumpRecord& out) {
     if (fr.fd && !fd_length(len)) return "data: not a CAN FD payload length";
     fr.len = static_cast<std::uint8_t>(len);
   }
-  out.t = t;
-  out.interface = iface;
-  out.frame = fr;
-  out.frame.t = t;
+  // Optional direction token written by python-can.
+  p = d;
+  while (p < end && blank(*p)) ++p;
+  if (p < end && (end - p != 1 || !(*p == 'R' || *p == 'T' || *p == 'r' || *p == 't')))
+    return "unexpected text after the frame";
+  fr.t = t;
+  interface = iface;
   return {};
 }
 

@@ -38,11 +38,13 @@ LogReader::LogReader(const std::filesystem::path& file) : name_(file.string()) {
   file_ = std::fopen(name_.c_str(), "rb");
   if (!file_) throw ConfigError(name_ + ": cannot open: " + std::strerror(errno));
   buf_.resize(kChunk * 2);
+  base_ = buf_.data();
   sniff();
 }
 
 LogReader::LogReader(std::string text, std::string name) : name_(std::move(name)) {
   buf_.assign(text.begin(), text.end());
+  base_ = buf_.data();
   end_ = buf_.size();
   eof_ = true;
   sniff();
@@ -98,7 +100,7 @@ bool LogReader::next_line(std::string_view& line, bool& too_long) {
   too_long = false;
   bool discarding = false;  // inside a line already known to be too long
   while (true) {
-    const char* b = buf_.data() + begin_;
+    const char* b = base_ + begin_;
     const std::size_t avail = end_ - begin_;
     const void* nl = avail > 0 ? std::memchr(b, '\n', avail) : nullptr;
     if (nl) {
@@ -137,8 +139,15 @@ void LogReader::problem(std::string message) {
 
 std::uint8_t LogReader::channel_of(std::string_view interface, bool& ok) {
   ok = true;
-  if (last_interface_ < interfaces_.size() && interfaces_[last_interface_] == interface)
-    return static_cast<std::uint8_t>(last_interface_);
+  // Logs rarely switch interface: compare with the last one inline (no memcmp call).
+  if (last_interface_ < interfaces_.size()) {
+    const std::string& last = interfaces_[last_interface_];
+    if (last.size() == interface.size()) {
+      std::size_t i = 0;
+      while (i < last.size() && last[i] == interface[i]) ++i;
+      if (i == last.size()) return static_cast<std::uint8_t>(last_interface_);
+    }
+  }
   for (std::size_t i = 0; i < interfaces_.size(); ++i)
     if (interfaces_[i] == interface) {
       last_interface_ = i;
@@ -164,29 +173,24 @@ bool LogReader::next(CanFrame& frame) {
       continue;
     }
     if (format_ == LogFormat::candump) {
-      std::string_view l = line;
-      while (!l.empty() && (l.back() == '\r' || l.back() == ' ' || l.back() == '\t'))
-        l.remove_suffix(1);
-      while (!l.empty() && (l.front() == ' ' || l.front() == '\t')) l.remove_prefix(1);
-      if (l.empty()) {
-        ++stats_.skipped_lines;
-        continue;
-      }
-      CandumpRecord rec;
-      std::string_view err = parse_candump_line(l, rec);
+      std::string_view interface;
+      std::string_view err = parse_candump_line(line, frame, interface);
       if (!err.empty()) {
+        if (err == "empty line") {
+          ++stats_.skipped_lines;
+          continue;
+        }
         ++stats_.bad_lines;
         problem("candump: " + std::string(err));
         continue;
       }
       bool ok = true;
-      rec.frame.channel = channel_of(rec.interface, ok);
+      frame.channel = channel_of(interface, ok);
       if (!ok) {
         ++stats_.bad_lines;
         problem("candump: more than 256 interface names");
         continue;
       }
-      frame = rec.frame;
     } else {
       CanFrame f;
       switch (asc_.parse_line(line, f)) {

@@ -33,6 +33,10 @@ struct CandumpRecord {
 // else a description of the first problem naming the field, e.g. "id: 5 hex digits (candump
 // writes 3 or 8)". Never throws, never reads outside `line`.
 std::string_view parse_candump_line(std::string_view line, CandumpRecord& out);
+// The same, straight into a frame (the log reader's hot path). On failure `frame` holds
+// whatever was parsed before the problem.
+std::string_view parse_candump_line(std::string_view line, CanFrame& frame,
+                                    std::string_view& interface);
 
 // Longest line format_candump_line() writes: "(" 20+1+6 ")" + name + " " + 8 "##" 1 + 128 + "\n".
 inline constexpr std::size_t kCandumpMaxLine = 200;

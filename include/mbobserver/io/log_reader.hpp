@@ -46,7 +46,7 @@ class LogReader {
   LogReader(const LogReader&) = delete;
   LogReader& operator=(const LogReader&) = delete;
 
-  // Next frame in file order; false at the end of the file.
+  // Next frame in file order; false at the end of the file (`frame` is then unspecified).
   bool next(CanFrame& frame);
 
   LogFormat format() const { return format_; }
@@ -67,6 +67,7 @@ class LogReader {
   std::string name_;
   std::FILE* file_ = nullptr;
   std::vector<char> buf_;
+  const char* base_ = nullptr;  // buf_.data()
   std::size_t begin_ = 0, end_ = 0;
   bool eof_ = false;
   std::uint64_t line_no_ = 0;
