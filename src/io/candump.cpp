@@ -23,6 +23,34 @@ constexpr std::array<std::int8_t, 256> kNibble = [] {
 
 inline int nibble(char c) { return kNibble[static_cast<unsigned char>(c)]; }
 
+// SWAR digits (fast_float's is_made_of_eight_digits_fast / parse_eight_digits_unrolled):
+// eight ASCII digits in one little-endian word.
+inline bool eight_digits(std::uint64_t w) {
+  return ((w & 0xF0F0F0F0F0F0F0F0ull) |
+          (((w + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) == 0x3333333333333333ull;
+}
+inline std::uint32_t eight_digits_value(std::uint64_t w) {
+  w = (w & 0x0F0F0F0F0F0F0F0Full) * 2561 >> 8;
+  w = (w & 0x00FF00FF00FF00FFull) * 6553601 >> 16;
+  return static_cast<std::uint32_t>((w & 0x0000FFFF0000FFFFull) * 42949672960001ull >> 32);
+}
+inline bool digit(char c) { return c >= '0' && c <= '9'; }
+
+// candump's own layout, "%010lu.%06lu)": ten digits, '.', six digits, ')'. Gives the
+// microseconds, or false for anything else (the general path then decides).
+inline bool candump_time_us(const char* p, const char* end, std::uint64_t& us) {
+  if (end - p < 19 || p[10] != '.' || p[17] != ')' || !digit(p[8]) || !digit(p[9])) return false;
+  std::uint64_t hi, lo;
+  std::memcpy(&hi, p, 8);
+  std::memcpy(&lo, p + 11, 8);  // six digits, ')' and the next byte: replace the last two by '0'
+  lo = (lo & 0x0000FFFFFFFFFFFFull) | 0x3030000000000000ull;
+  if (!eight_digits(hi) || !eight_digits(lo)) return false;
+  const std::uint64_t sec = std::uint64_t{eight_digits_value(hi)} * 100 +
+                            static_cast<std::uint64_t>((p[8] - '0') * 10 + (p[9] - '0'));
+  us = sec * 1'000'000 + eight_digits_value(lo) / 100;
+  return true;
+}
+
 constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                              1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
@@ -68,6 +96,39 @@ inline bool fd_length(std::size_t n) {
 
 constexpr char kHex[] = "0123456789ABCDEF";
 
+// Any other "digits[.digits])": on success `p` is left after the ')'.
+std::string_view parse_time(const char*& p, const char* end, double& t) {
+  const char* ts = p;
+  std::uint64_t mantissa = 0;
+  int digits = 0, frac = -1;
+  for (; p < end; ++p) {
+    const char c = *p;
+    if (c >= '0' && c <= '9') {
+      if (digits < 19) mantissa = mantissa * 10 + static_cast<std::uint64_t>(c - '0');
+      ++digits;
+      frac += frac >= 0;
+    } else if (c == '.' && frac < 0) {
+      frac = 0;
+    } else {
+      break;
+    }
+  }
+  if (p == end || *p != ')') {
+    if (!std::memchr(p, ')', static_cast<std::size_t>(end - p))) return "timestamp: no closing ')'";
+    return "timestamp: not a plain decimal number";
+  }
+  if (digits == 0 || digits > 30) return "timestamp: not a plain decimal number";
+  if (digits <= 19 && mantissa < (std::uint64_t{1} << 53) && frac <= 22) {
+    // Clinger's fast path: an exact integer over an exact power of ten, one correctly
+    // rounded division, the same double as strtod or Python's float().
+    t = static_cast<double>(mantissa) / kPow10[frac < 0 ? 0 : frac];
+  } else if (!parse_decimal(ts, p, t)) {
+    return "timestamp: not a plain decimal number";
+  }
+  ++p;
+  return {};
+}
+
 }  // namespace
 
 // One forward pass over the line (this is the replay hot path); errors are looked into only
@@ -88,35 +149,15 @@ std::string_view parse_candump_line(std::string_view line, CanFrame& fr, std::st
 
   // (seconds.microseconds): digits and one '.', nothing else (no sign, exponent, nan, inf).
   if (*p != '(') return "timestamp: line does not start with '('";
-  const char* ts = ++p;
-  std::uint64_t mantissa = 0;
-  int digits = 0, frac = -1;
-  for (; p < end; ++p) {
-    const char c = *p;
-    if (c >= '0' && c <= '9') {
-      if (digits < 19) mantissa = mantissa * 10 + static_cast<std::uint64_t>(c - '0');
-      ++digits;
-      frac += frac >= 0;
-    } else if (c == '.' && frac < 0) {
-      frac = 0;
-    } else {
-      break;
-    }
-  }
-  if (p == end || *p != ')') {
-    if (!std::memchr(p, ')', static_cast<std::size_t>(end - p))) return "timestamp: no closing ')'";
-    return "timestamp: not a plain decimal number";
-  }
-  double t = 0;
-  if (digits == 0 || digits > 30) return "timestamp: not a plain decimal number";
-  if (digits <= 19 && mantissa < (std::uint64_t{1} << 53) && frac <= 22) {
-    // Clinger's fast path: an exact integer over an exact power of ten, one correctly
-    // rounded division, the same double as strtod or Python's float().
-    t = static_cast<double>(mantissa) / kPow10[frac < 0 ? 0 : frac];
-  } else if (!parse_decimal(ts, p, t)) {
-    return "timestamp: not a plain decimal number";
-  }
   ++p;
+  std::uint64_t us = 0;
+  double t = 0;
+  if (candump_time_us(p, end, us) && us < (std::uint64_t{1} << 53)) {
+    t = static_cast<double>(us) / 1e6;  // exact integer / exact power of ten: correctly rounded
+    p += 18;
+  } else if (std::string_view err = parse_time(p, end, t); !err.empty()) {
+    return err;
+  }
 
   // Interface name: any non-blank bytes.
   if (p == end || !blank(*p)) return "interface: expected a blank after the timestamp";
@@ -190,7 +231,19 @@ std::string_view parse_candump_line(std::string_view line, CanFrame& fr, std::st
       ++d;
     }
     std::size_t len = 0;
-    while (!field_end(d, end)) {
+    while (true) {
+      // Fast path: a pair of hex digits. Everything else (end, '.', '_', errors) below.
+      if (d + 1 < end) {
+        const int hi = nibble(d[0]), lo = nibble(d[1]);
+        if ((hi | lo) >= 0) {
+          if (len == max_len)
+            return fr.fd ? "data: more than 64 bytes" : "data: more than 8 bytes in a classic frame";
+          fr.data[len++] = static_cast<std::uint8_t>((hi << 4) | lo);
+          d += 2;
+          continue;
+        }
+      }
+      if (field_end(d, end)) break;
       if (*d == '.') {  // optional byte separator
         ++d;
         continue;
@@ -201,12 +254,7 @@ std::string_view parse_candump_line(std::string_view line, CanFrame& fr, std::st
         break;
       }
       if (field_end(d + 1, end)) return "data: odd number of hex digits";
-      const int hi = nibble(d[0]), lo = nibble(d[1]);
-      if ((hi | lo) < 0) return "data: not hexadecimal";
-      if (len == max_len)
-        return fr.fd ? "data: more than 64 bytes" : "data: more than 8 bytes in a classic frame";
-      fr.data[len++] = static_cast<std::uint8_t>((hi << 4) | lo);
-      d += 2;
+      return "data: not hexadecimal";
     }
     if (fr.fd && !fd_length(len)) return "data: not a CAN FD payload length";
     fr.len = static_cast<std::uint8_t>(len);

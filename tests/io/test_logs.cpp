@@ -180,6 +180,14 @@ TEST(Candump, ParsesEveryKindOfLine) {
 
 TEST(Candump, RejectsBadLinesWithTheField) {
   CandumpRecord r;
+  // Near misses of candump's fixed layout "(%010lu.%06lu)".
+  EXPECT_EQ(parse_candump_line("(16000000x0.000000) can0 123#00", r), "timestamp: not a plain decimal number");
+  EXPECT_EQ(parse_candump_line("(1600000000.0000x0) can0 123#00", r), "timestamp: not a plain decimal number");
+  EXPECT_EQ(parse_candump_line("(1600000000:000000) can0 123#00", r), "timestamp: not a plain decimal number");
+  EXPECT_EQ(parse_candump_line("(1600000000.000000)can0 123#00", r),
+            "interface: expected a blank after the timestamp");
+  ASSERT_EQ(parse_candump_line("(9999999999.999999) can0 123#00", r), "");  // above 2^53 us
+  EXPECT_EQ(r.t, 9999999999.999999);
   EXPECT_EQ(parse_candump_line("(nan) can0 123#00", r), "timestamp: not a plain decimal number");
   EXPECT_EQ(parse_candump_line("(-1.0) can0 123#00", r), "timestamp: not a plain decimal number");
   EXPECT_EQ(parse_candump_line("(1e9) can0 123#00", r), "timestamp: not a plain decimal number");
@@ -416,8 +424,13 @@ TEST(Candump, TimestampsAreCorrectlyRounded) {
     const unsigned long long sec = rng() % 10'000'000'000ull;
     const int digits = static_cast<int>(rng() % 10);
     unsigned long long frac = rng() % 1'000'000'000ull;
-    int n = std::snprintf(ts, sizeof ts, "%llu", sec);
-    if (digits > 0) {
+    int n;
+    if (i % 2 == 0) {  // candump's own layout (the parser's SWAR path)
+      n = std::snprintf(ts, sizeof ts, "%010llu.%06llu", sec, frac % 1'000'000);
+    } else {
+      n = std::snprintf(ts, sizeof ts, "%llu", sec);
+    }
+    if (i % 2 == 1 && digits > 0) {
       for (int d = 9; d > digits; --d) frac /= 10;
       n += std::snprintf(ts + n, sizeof ts - static_cast<std::size_t>(n), ".%0*llu", digits, frac);
     }
