@@ -1,0 +1,105 @@
+// NMEA 0183 sentences from a GNSS receiver: GGA (fix), RMC (minimum data), VTG (course and
+// speed), GST (error statistics), with the checksum verified.
+//
+//   $GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,*47
+//   '$' talker(2) type(3) ',' fields... '*' two hex digits of the XOR of the bytes between
+//   '$' and '*', then CR LF.
+//
+// Any talker is accepted (GP, GN, GL, GA, GB, BD, ...). Empty fields are legal and common
+// (no course at standstill, no fix yet): they become absent values, never zeros. The
+// standard's 82-character limit is not enforced because receivers with high-precision output
+// exceed it; lines are bounded by the serial reader instead.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <variant>
+
+#include "mbobserver/core/measurement.hpp"
+
+namespace mbo::io {
+
+struct NmeaGga {
+  std::optional<double> time_s;     // UTC seconds of the day
+  std::optional<double> lat_deg;    // north positive
+  std::optional<double> lon_deg;    // east positive
+  int quality = 0;                  // 0 none, 1 GPS, 2 DGPS, 4 RTK fixed, 5 RTK float, ...
+  std::optional<int> satellites;
+  std::optional<double> hdop;
+  std::optional<double> alt_msl_m;  // above mean sea level
+  std::optional<double> geoid_separation_m;  // ellipsoid height = alt_msl + separation
+};
+
+struct NmeaRmc {
+  std::optional<double> time_s;
+  bool valid = false;  // status A; V = warning
+  std::optional<double> lat_deg;
+  std::optional<double> lon_deg;
+  std::optional<double> speed_mps;   // from knots
+  std::optional<double> course_deg;  // true, clockwise from north
+  std::optional<int> date_ddmmyy;
+  std::optional<double> magnetic_variation_deg;  // east positive
+  char mode = 0;  // NMEA 2.3 mode indicator: A, D, E, M, N (0 if absent)
+};
+
+struct NmeaVtg {
+  std::optional<double> course_true_deg;
+  std::optional<double> course_magnetic_deg;
+  std::optional<double> speed_mps;  // from knots, else from km/h
+  char mode = 0;
+};
+
+struct NmeaGst {
+  std::optional<double> time_s;
+  std::optional<double> rms;
+  std::optional<double> semi_major_m;
+  std::optional<double> semi_minor_m;
+  std::optional<double> orientation_deg;
+  std::optional<double> std_lat_m;
+  std::optional<double> std_lon_m;
+  std::optional<double> std_alt_m;
+};
+
+struct NmeaSentence {
+  std::array<char, 2> talker{};
+  std::variant<NmeaGga, NmeaRmc, NmeaVtg, NmeaGst> data;
+};
+
+enum class NmeaStatus : std::uint8_t {
+  parsed,       // one of GGA, RMC, VTG, GST
+  unsupported,  // a valid sentence of another type (GSV, GSA, TXT, proprietary, ...)
+  rejected,     // see NmeaResult::reason
+};
+
+struct NmeaResult {
+  NmeaStatus status = NmeaStatus::rejected;
+  std::string_view reason;  // for rejected: "bad checksum", "field 7 (quality): not a number", ...
+};
+
+struct NmeaOptions {
+  // NMEA 0183 makes the checksum mandatory for these sentences; a line without one is
+  // rejected unless this is false (for old receivers).
+  bool require_checksum = true;
+};
+
+// Parses one sentence, with or without its trailing CR LF. Never throws.
+NmeaResult parse_nmea(std::string_view line, NmeaSentence& out, const NmeaOptions& options = {});
+
+// Which sentence feeds which channels (a receiver usually sends several that overlap).
+struct NmeaChannelOptions {
+  bool position_from_rmc = false;  // default: latitude/longitude from GGA only
+  bool velocity_from_vtg = false;  // default: speed/course from RMC only
+};
+
+// Turns a parsed sentence into measurements stamped `t`: GGA gives gnss_lat/lon (when the fix
+// quality is not 0), gnss_alt (ellipsoid height, when the geoid separation is given) and
+// gnss_fix_quality; RMC (status A, mode not N) or VTG gives gnss_speed and gnss_course (rad,
+// absent when the field is empty); GST gives gnss_std_lat/lon/alt. Returns the count written.
+std::size_t nmea_measurements(const NmeaSentence& s, double t, const NmeaChannelOptions& options,
+                              std::span<Measurement, 8> out);
+
+}  // namespace mbo::io

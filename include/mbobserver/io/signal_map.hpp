@@ -1,0 +1,116 @@
+// The "can" section of the configuration: which DBC files describe the bus, which
+// interfaces to open, and which DBC signal feeds which measurement channel, with its unit.
+//
+//   "can": {
+//     "dbc": ["vehicle.dbc"],                     one path or a list, relative to the config
+//                                                 file; several files are merged
+//     "interfaces": [                              optional (none for replay)
+//       {"name": "can0", "fd": false, "restart_bus_off": false,
+//        "reconnect_initial_s": 0.1, "reconnect_max_s": 5.0, "state_poll_s": 1.0}
+//     ],
+//     "signals": {                                 key: a channel of core/measurement.hpp
+//       "accel_x": {"signal": "IMU_Accel.AccelX"},
+//       "gyro_z":  {"signal": "IMU_Gyro.GyroZ", "unit": "deg/s"},
+//       "steer_angle": {"signal": "EPS_01.Angle", "unit": "deg", "invert": true},
+//       "drive_torque_fl": {"signal": "Motor.Tq", "scale": 0.5},
+//       "wheel_count_fl": {"signal": "ABS.Teeth_FL", "modulus": 40000}
+//     }
+//   }
+//
+// "unit" is the unit of the DBC signal's physical value; without it the DBC's own unit
+// string is used. A known unit converts to the channel's unit (SI, degrees for latitude and
+// longitude); if the DBC states a known unit too, the two must agree. A unit this program
+// does not know needs "scale", the factor from the physical value to the channel's unit
+// (and "scale" is refused for a known unit, so there is one way to say each thing).
+// "invert" negates (axis conventions). Wheel counters must be unsigned integers with factor
+// 1 and offset 0; they wrap at 2^length unless "modulus" says otherwise. Every mistake is a
+// ConfigError naming the config file and the JSON pointer.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "mbobserver/core/json_reader.hpp"
+#include "mbobserver/core/measurement.hpp"
+#include "mbobserver/io/can_frame.hpp"
+#include "mbobserver/io/dbc_codec.hpp"
+
+namespace mbo::io {
+
+struct CanInterfaceConfig {
+  std::string name;
+  bool fd = false;
+  bool restart_bus_off = false;
+  double reconnect_initial_s = 0.1;
+  double reconnect_max_s = 5.0;
+  double state_poll_s = 1.0;
+};
+
+struct CanId {
+  std::uint32_t id = 0;
+  bool extended = false;
+  bool operator==(const CanId&) const = default;
+};
+
+struct SignalMapping {
+  Channel channel = Channel::count;
+  std::string message;  // DBC names
+  std::string signal;
+  const MessageCodec* codec = nullptr;
+  std::size_t signal_index = 0;
+  double scale = 1;  // physical value * scale = channel value (invert included)
+  std::optional<std::uint64_t> counter_modulus;  // wheel counters only
+  std::string where;  // "config.json: /can/signals/gyro_z", for later messages
+};
+
+class SignalMap {
+ public:
+  // Reads the "can" section. DBC paths are relative to the config file's directory.
+  static SignalMap from_config(const JsonReader& can);
+
+  const std::vector<CanInterfaceConfig>& interfaces() const { return interfaces_; }
+  const DbcCodec& codec() const { return codec_; }
+  const std::vector<SignalMapping>& mappings() const { return mappings_; }
+  const SignalMapping* mapping(Channel c) const;
+  // The wrap-around of a wheel counter channel (for the estimator's unwrapping).
+  std::optional<std::uint64_t> counter_modulus(Channel c) const;
+  // Ids of the messages that carry mapped signals (for kernel receive filters).
+  std::vector<CanId> filter_ids() const;
+
+  // Measurements from one frame, stamped with the frame's time; `out` must hold
+  // max_per_frame() entries. Frames of unmapped ids, remote and error frames give none.
+  // No allocation.
+  std::size_t decode(const CanFrame& frame, std::span<Measurement> out) const;
+  std::size_t max_per_frame() const { return max_per_frame_; }
+
+  // The inverse direction, for the simulator: one entry per frame to send (a message, and
+  // for multiplexed messages one entry per multiplexor value the mapped signals need).
+  struct TxFrame {
+    const MessageCodec* codec = nullptr;
+    std::vector<std::size_t> mappings;  // indices into mappings()
+    std::optional<double> cycle_time_s;  // from the DBC's GenMsgCycleTime
+  };
+  const std::vector<TxFrame>& tx_frames() const { return tx_frames_; }
+  // Encodes the channel values of `tx` into a frame stamped `t` (other signals raw 0).
+  // Counters are wrapped to their modulus. Returns false if a value had to be clamped to the
+  // signal's range or was not finite (the frame is still complete).
+  bool encode(const TxFrame& tx, const std::array<double, kChannelCount>& values, double t,
+              CanFrame& out) const;
+
+ private:
+  explicit SignalMap(DbcCodec codec) : codec_(std::move(codec)) {}
+  void index();
+
+  DbcCodec codec_;
+  std::vector<CanInterfaceConfig> interfaces_;
+  std::vector<SignalMapping> mappings_;
+  std::vector<std::vector<std::size_t>> by_message_;  // codec message index -> mappings
+  std::vector<TxFrame> tx_frames_;
+  std::size_t max_per_frame_ = 0;
+};
+
+}  // namespace mbo::io

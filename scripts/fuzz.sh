@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (fuzz/, clang, ASan + UBSan) in build-fuzz/ and runs each for a
+# short fixed budget. Fails on any crash, hang (-timeout), leak or memory blow-up.
+# New inputs go to a scratch folder first; only those that add coverage are merged into the
+# committed seed corpus fuzz/corpus/<target>/.
+#   MBO_FUZZ_SECONDS (default 25): budget per target.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+budget=${MBO_FUZZ_SECONDS:-25}
+jobs=${MBO_JOBS:-$(nproc)}
+targets=(dbc candump asc nmea)
+
+CC=clang CXX=clang++ cmake -S fuzz -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build-fuzz -j"$jobs" >/dev/null
+
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+mkdir -p build-fuzz/artifacts
+for t in "${targets[@]}"; do
+  corpus=fuzz/corpus/$t
+  scratch=build-fuzz/scratch/$t
+  rm -rf "$scratch"
+  mkdir -p "$scratch" "$corpus"
+  echo "fuzz: $t for ${budget}s"
+  # The first folder receives new inputs; the corpus is read as seeds.
+  if ! ./build-fuzz/fuzz_"$t" -max_total_time="$budget" -timeout=10 -rss_limit_mb=2048 \
+      -max_len=65536 -print_final_stats=1 -artifact_prefix=build-fuzz/artifacts/"$t"- \
+      "$scratch" "$corpus" >build-fuzz/"$t".log 2>&1; then
+    tail -n 60 build-fuzz/"$t".log >&2
+    echo "fuzz: $t FAILED (log: build-fuzz/$t.log, reproducer in build-fuzz/artifacts/)" >&2
+    exit 1
+  fi
+  grep -E "stat::number_of_executed_units|stat::peak_rss_mb" build-fuzz/"$t".log | tr '\n' ' '
+  echo
+  before=$(find "$corpus" -type f | wc -l)
+  ./build-fuzz/fuzz_"$t" -merge=1 "$corpus" "$scratch" >build-fuzz/"$t"-merge.log 2>&1
+  after=$(find "$corpus" -type f | wc -l)
+  echo "fuzz: $t corpus $before -> $after files"
+done
+echo "fuzz: all targets clean"

@@ -1,0 +1,276 @@
+#include "mbobserver/io/signal_map.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "mbobserver/io/units.hpp"
+
+namespace mbo::io {
+
+namespace {
+
+bool is_counter(Channel c) {
+  return c == Channel::wheel_count_fl || c == Channel::wheel_count_fr ||
+         c == Channel::wheel_count_rl || c == Channel::wheel_count_rr;
+}
+
+std::string trimmed(std::string s) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.pop_back();
+  std::size_t b = 0;
+  while (b < s.size() && (s[b] == ' ' || s[b] == '\t')) ++b;
+  return s.substr(b);
+}
+
+// The unit a mapping converts from, checked against the DBC and the channel.
+double conversion(const JsonReader& entry, const DbcSignal& s, const std::string& qualified,
+                  Channel channel) {
+  const ChannelUnit cu = channel_unit(channel);
+  const std::string dbc_unit = trimmed(s.unit);
+  const std::optional<Unit> dbc_known = find_unit(dbc_unit);
+  std::string declared = dbc_unit;
+  if (entry.has("unit")) {
+    declared = trimmed(entry.string("unit"));
+    const std::optional<Unit> mine = find_unit(declared);
+    if (!mine && !entry.has("scale"))
+      entry.at("unit").fail("unknown unit \"" + declared + "\": give \"scale\" (factor to " +
+                            std::string(cu.name) + ") instead, or one of: " +
+                            known_units(cu.dimension));
+    if (mine && dbc_known && !dbc_unit.empty() &&
+        (mine->dimension != dbc_known->dimension || mine->to_base != dbc_known->to_base))
+      entry.at("unit").fail("unit \"" + declared + "\" disagrees with the DBC's \"" + dbc_unit +
+                            "\" for " + qualified);
+  }
+  if (entry.has("scale")) {
+    const double scale = entry.number("scale");
+    if (find_unit(declared) && !(declared.empty() && cu.dimension == Dimension::count))
+      entry.at("scale").fail("unit \"" + declared + "\" of " + qualified +
+                             " converts by itself: remove \"scale\"");
+    if (scale == 0) entry.at("scale").fail("must not be 0");
+    return scale;
+  }
+  if (declared.empty()) {
+    if (cu.dimension == Dimension::count) return 1;
+    entry.fail(qualified + " has no unit in the DBC: give \"unit\" (one of: " +
+               known_units(cu.dimension) + ") or \"scale\" (factor to " + std::string(cu.name) +
+               ")");
+  }
+  const std::optional<Unit> u = find_unit(declared);
+  if (!u)
+    entry.fail("unknown unit \"" + declared + "\" of " + qualified + " in the DBC: give \"unit\" (one of: " +
+               known_units(cu.dimension) + ") or \"scale\" (factor to " + std::string(cu.name) + ")");
+  if (u->dimension != cu.dimension)
+    entry.fail("unit \"" + declared + "\" of " + qualified + " is " +
+               std::string(dimension_name(u->dimension)) + ", " +
+               std::string(channel_name(channel)) + " needs " +
+               std::string(dimension_name(cu.dimension)) + " (" + std::string(cu.name) + ")");
+  return u->to_base / cu.to_base;
+}
+
+}  // namespace
+
+SignalMap SignalMap::from_config(const JsonReader& can) {
+  // DBC files: one path or a list, relative to the config file.
+  std::vector<Dbc> dbcs;
+  std::vector<JsonReader> dbc_entries;
+  JsonReader dbc_node = can.at("dbc");
+  if (dbc_node.is_array()) {
+    dbc_entries = dbc_node.items();
+    if (dbc_entries.empty()) dbc_node.fail("expected at least one DBC file");
+  } else {
+    dbc_entries.push_back(dbc_node);
+  }
+  for (const auto& e : dbc_entries) {
+    if (!e.is_string()) e.fail("expected a path to a DBC file");
+    std::filesystem::path p = e.as_string();
+    if (p.is_relative()) p = can.directory() / p;
+    try {
+      dbcs.push_back(load_dbc(p));
+    } catch (const DbcError& err) {
+      e.fail(err.what());
+    }
+  }
+  Dbc merged;
+  try {
+    merged = merge_dbcs(std::move(dbcs));
+  } catch (const DbcError& err) {
+    dbc_node.fail(err.what());
+  }
+  SignalMap map{DbcCodec(std::move(merged))};
+
+  if (auto ifs = can.find("interfaces")) {
+    for (const auto& i : ifs->items()) {
+      CanInterfaceConfig c;
+      c.name = i.string("name");
+      if (c.name.empty() || c.name.size() > 15) i.at("name").fail("must be 1..15 characters (IFNAMSIZ)");
+      c.fd = i.boolean("fd", false);
+      c.restart_bus_off = i.boolean("restart_bus_off", false);
+      c.reconnect_initial_s = i.positive("reconnect_initial_s", 0.1);
+      c.reconnect_max_s = i.positive("reconnect_max_s", 5.0);
+      if (c.reconnect_max_s < c.reconnect_initial_s)
+        i.at("reconnect_max_s").fail("must be >= reconnect_initial_s");
+      c.state_poll_s = i.positive("state_poll_s", 1.0);
+      i.finish();
+      map.interfaces_.push_back(std::move(c));
+    }
+  }
+
+  JsonReader signals = can.at("signals");
+  if (!signals.is_object()) signals.fail("expected an object of channel: {signal: ...}");
+  for (const std::string& key : signals.keys()) {
+    JsonReader entry = signals.at(key);
+    const std::optional<Channel> channel = channel_from_name(key);
+    if (!channel) {
+      std::string names;
+      for (auto n : kChannelNames) names += (names.empty() ? "" : ", ") + std::string(n);
+      entry.fail("unknown channel \"" + key + "\" (expected one of: " + names + ")");
+    }
+    const std::string qualified = entry.string("signal");
+    const auto dot = qualified.find('.');
+    if (dot == std::string::npos || dot == 0 || dot + 1 == qualified.size())
+      entry.at("signal").fail("expected \"Message.Signal\", got \"" + qualified + "\"");
+    SignalMapping m;
+    m.channel = *channel;
+    m.message = qualified.substr(0, dot);
+    m.signal = qualified.substr(dot + 1);
+    m.where = entry.where();
+    m.codec = map.codec_.find(m.message);
+    if (!m.codec)
+      entry.at("signal").fail("no message \"" + m.message + "\" in " + map.codec_.dbc().file);
+    const DbcSignal* s = m.codec->message().find_signal(m.signal);
+    if (!s)
+      entry.at("signal").fail("message " + m.message + " has no signal \"" + m.signal + "\" in " +
+                              map.codec_.dbc().file);
+    m.signal_index = static_cast<std::size_t>(s - m.codec->message().signals.data());
+    if (is_counter(*channel)) {
+      if (s->value_type != ValueType::integer || s->is_signed || s->factor != 1 || s->offset != 0)
+        entry.at("signal").fail(qualified +
+                                " cannot be a wheel counter: it must be an unsigned integer "
+                                "with factor 1 and offset 0");
+      if (s->length > 53) entry.at("signal").fail(qualified + ": counters wider than 53 bits are not supported");
+      const std::uint64_t full = std::uint64_t{1} << s->length;
+      m.counter_modulus = full;
+      if (entry.has("modulus"))
+        m.counter_modulus = static_cast<std::uint64_t>(
+            entry.integer("modulus", 2, static_cast<long long>(full)));
+      if (entry.has("unit")) {
+        const std::string u = trimmed(entry.string("unit"));
+        auto known = find_unit(u);
+        if (!u.empty() && (!known || known->dimension != Dimension::count))
+          entry.at("unit").fail("a wheel counter counts teeth: unit \"" + u + "\" is not a count");
+      } else if (auto u = trimmed(s->unit); !u.empty()) {
+        auto known = find_unit(u);
+        if (known && known->dimension != Dimension::count)
+          entry.at("signal").fail(qualified + " has unit \"" + u + "\", not a count");
+      }
+      m.scale = 1;
+    } else {
+      m.scale = conversion(entry, *s, qualified, *channel);
+      if (entry.boolean("invert", false)) m.scale = -m.scale;
+    }
+    entry.finish();
+    map.mappings_.push_back(std::move(m));
+  }
+  signals.finish();
+  can.finish();
+  map.index();
+  return map;
+}
+
+void SignalMap::index() {
+  const auto& msgs = codec_.messages();
+  by_message_.assign(msgs.size(), {});
+  for (std::size_t i = 0; i < mappings_.size(); ++i) {
+    const auto k = static_cast<std::size_t>(mappings_[i].codec - msgs.data());
+    by_message_[k].push_back(i);
+    max_per_frame_ = std::max(max_per_frame_, by_message_[k].size());
+  }
+  // One TxFrame per (message, multiplexor selection): the chain of (switch, value) pairs
+  // above the signal.
+  std::vector<std::vector<std::pair<std::int32_t, std::uint64_t>>> chains;
+  for (std::size_t i = 0; i < mappings_.size(); ++i) {
+    const SignalMapping& m = mappings_[i];
+    std::vector<std::pair<std::int32_t, std::uint64_t>> chain;
+    for (std::size_t s = m.signal_index; m.codec->layout(s).mux_parent >= 0;) {
+      const auto& l = m.codec->layout(s);
+      chain.emplace_back(l.mux_parent, m.codec->message().signals[s].mux_ranges.front().lo);
+      s = static_cast<std::size_t>(l.mux_parent);
+    }
+    bool placed = false;
+    for (std::size_t t = 0; t < tx_frames_.size() && !placed; ++t)
+      if (tx_frames_[t].codec == m.codec && chains[t] == chain) {
+        tx_frames_[t].mappings.push_back(i);
+        placed = true;
+      }
+    if (!placed) {
+      tx_frames_.push_back({m.codec, {i}, m.codec->message().cycle_time_s});
+      chains.push_back(std::move(chain));
+    }
+  }
+}
+
+const SignalMapping* SignalMap::mapping(Channel c) const {
+  for (const auto& m : mappings_)
+    if (m.channel == c) return &m;
+  return nullptr;
+}
+
+std::optional<std::uint64_t> SignalMap::counter_modulus(Channel c) const {
+  const SignalMapping* m = mapping(c);
+  return m ? m->counter_modulus : std::nullopt;
+}
+
+std::vector<CanId> SignalMap::filter_ids() const {
+  std::vector<CanId> ids;
+  for (const auto& m : mappings_) {
+    CanId id{m.codec->message().id, m.codec->message().extended};
+    if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+  }
+  return ids;
+}
+
+std::size_t SignalMap::decode(const CanFrame& frame, std::span<Measurement> out) const {
+  if (frame.error || frame.remote) return 0;
+  const MessageCodec* mc = codec_.find(frame.id, frame.extended);
+  if (!mc) return 0;
+  const auto& list = by_message_[static_cast<std::size_t>(mc - codec_.messages().data())];
+  if (list.empty()) return 0;
+  const PaddedPayload payload(std::span(frame.data.data(), frame.len));
+  std::size_t n = 0;
+  for (std::size_t i : list) {
+    if (n == out.size()) break;
+    const SignalMapping& m = mappings_[i];
+    DecodedSignal d;
+    if (!mc->decode(m.signal_index, payload, d)) continue;
+    out[n++] = Measurement{frame.t, m.channel, d.value * m.scale};
+  }
+  return n;
+}
+
+bool SignalMap::encode(const TxFrame& tx, const std::array<double, kChannelCount>& values, double t,
+                       CanFrame& out) const {
+  out = CanFrame{};
+  const DbcMessage& msg = tx.codec->message();
+  out.t = t;
+  out.id = msg.id;
+  out.extended = msg.extended;
+  out.fd = msg.fd;
+  out.len = msg.size;
+  std::span<std::uint8_t> data(out.data.data(), msg.size);
+  bool exact = true;
+  for (std::size_t i : tx.mappings) {
+    const SignalMapping& m = mappings_[i];
+    double v = values[static_cast<std::size_t>(m.channel)];
+    if (m.counter_modulus) {
+      const auto mod = static_cast<double>(*m.counter_modulus);
+      v = std::fmod(std::floor(v), mod);
+      if (v < 0) v += mod;
+    } else {
+      v /= m.scale;
+    }
+    tx.codec->select(m.signal_index, data);
+    if (tx.codec->encode(m.signal_index, v, data) != EncodeStatus::ok) exact = false;
+  }
+  return exact;
+}
+
+}  // namespace mbo::io
