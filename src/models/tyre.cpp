@@ -29,14 +29,14 @@ double sech2(double x) {
 }
 
 // Slip damping for the tangent: the symmetric part of -dF/dv_s with its eigenvalues raised
-// to at least the secant |F| / |v_s| (the slope from zero slip). The wheel's discrete
+// to at least `floor`, a fraction of the secant |F| / |v_s| (the slope from zero slip) that
+// grows from 0 at half the peak slip to 1 at the peak and beyond. The wheel's discrete
 // equation I (Omega - ...) 2/dt + rho F(kappa(Omega)) = T is tanh-like when the slip
 // stiffness over V dominates the inertia (below ~8 m/s for a car wheel at 2 ms): from a
 // point near or beyond the force peak a Newton step with the true (flat or negative) slope
 // jumps across the steep middle to the other side and back, a 2-cycle (seen in ABS braking
-// below 3 m/s). With the secant the step cannot pass zero slip; before the peak the tangent
-// is steeper than the secant and Newton is unchanged; at a saturated solution convergence is
-// linear. The force itself is exact.
+// below 3 m/s). With the secant the step cannot pass zero slip; in the linear range the
+// tangent is exact; near a saturated solution convergence is linear. The force is exact.
 Matrix2d slip_damping_tangent(const Matrix2d& M, double floor) {
   Matrix2d S = 0.5 * (M + M.transpose());
   Eigen::SelfAdjointEigenSolver<Matrix2d> es(S);
@@ -201,7 +201,8 @@ void evaluate_tyre(const TyreModel& m, const Road& road, double mu, double brake
       dF_dvs.col(1) *= -1 / (c.V * ap);
       const double vs_norm = std::hypot(c.v_sx, c.v_sy);
       const double secant = vs_norm > 1e-9 ? std::hypot(c.Fx, c.Fy) / vs_norm : 0.0;
-      c.slip_damping = slip_damping_tangent(-dF_dvs, secant);
+      const double level = std::hypot(c.kappa / kp, c.tan_alpha / ap);  // 1 at the peak
+      c.slip_damping = slip_damping_tangent(-dF_dvs, secant * smoothstep01(2 * level - 1));
     }
     c.force = c.Fx * c.ex + c.Fy * c.ey + c.Fz * n;
     out.Fz_total += c.Fz;
@@ -215,10 +216,13 @@ void evaluate_tyre(const TyreModel& m, const Road& road, double mu, double brake
   const double Omega0 = p.rolling_transition_mps / p.radius_m;
   out.rolling_torque = -fr * load_times_radius * std::tanh(out.Omega / Omega0);
   out.rolling_damping = fr * load_times_radius / Omega0 * sech2(out.Omega / Omega0);
-  // Brake: against the spin relative to the carrier, smooth through zero.
+  // Brake: against the spin relative to the carrier, smooth through zero. Its damping in the
+  // tangent is the secant T / theta_d (>= the tanh's slope): from a saturated point a Newton
+  // step with the flat true slope would jump across zero speed and back.
   const double wb = p.brake_transition_radps;
-  out.brake_torque = -brake_torque_max * std::tanh(k.theta_d / wb);
-  out.brake_damping = brake_torque_max / wb * sech2(k.theta_d / wb);
+  const double x = k.theta_d / wb;
+  out.brake_torque = -brake_torque_max * std::tanh(x);
+  out.brake_damping = brake_torque_max / wb * (std::abs(x) > 1e-6 ? std::tanh(x) / x : 1.0);
 }
 
 WheelKinematics wheel_kinematics(const WheelCoordinates& w, const Eigen::VectorXd& q,
@@ -300,12 +304,20 @@ void TyreForce::evaluate(const mb::Model&, const Eigen::VectorXd& x, const Eigen
     E.col(1) = c.ey;
     Eigen::Matrix3d Cr = c.c_radial * n * n.transpose();
     Eigen::Matrix3d Cs = E * c.slip_damping * E.transpose();
-    for (int b1 = 0; b1 < 4; ++b1)
+    // The tangential force scales with the load: d F_t / d(C, C_dot) = (F_t / Fz) dFz/d(...),
+    // a coupling of the load's spring and damper into the tangential direction (not
+    // symmetric; the engine takes the symmetric part).
+    const Eigen::Vector3d ft = (c.Fx * c.ex + c.Fy * c.ey) / c.Fz;
+    const Eigen::Matrix3d Kt = c.k_radial * ft * n.transpose(), Ct = c.c_radial * ft * n.transpose();
+    for (int b1 = 0; b1 < 4; ++b1) {
       for (int b2 = 0; b2 < 4; ++b2) {
         double w = coef[i][b1] * coef[i][b2];
         K.block<3, 3>(3 * b1, 3 * b2) += w * Kp;
         Cm.block<3, 3>(3 * b1, 3 * b2) += w * Cr + coef[i][b1] * coef_e[i][b2] * Cs;
       }
+      K.block<3, 3>(3 * b1, 0) += coef[i][b1] * Kt;
+      Cm.block<3, 3>(3 * b1, 0) += coef[i][b1] * Ct;
+    }
   }
   Eigen::Matrix<double, 6, 1> g;
   g << gr, gs;

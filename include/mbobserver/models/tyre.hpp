@@ -51,7 +51,7 @@ struct TyreParams {
   double rolling_resistance_speed2 = 0;        // f_r2 [s^2/m^2]: f_r = f_r0 + f_r2 v^2
   double rolling_transition_mps = 0.2;         // tanh transition of rolling resistance at zero speed
   double low_speed_mps = 3;                    // v_low of the slip blend
-  double brake_transition_radps = 1;           // tanh transition of brake torque at zero spin rate
+  double brake_transition_radps = 0.1;         // tanh transition of brake torque at zero spin rate
 
   // Effective rolling radius for a given penetration (Pacejka: between loaded and unloaded,
   // about R0 - penetration / 3 for radial tyres).
