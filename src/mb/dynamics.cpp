@@ -72,7 +72,7 @@ void tangent_times(const Model& m, Workspace& ws, Coefficients co, const VectorX
   sym(m.force_K, ws.forces.K, co.k);
   sym(m.force_C, ws.forces.C, co.c);
   for (std::size_t f = 0; f < m.custom_forces.size(); ++f) {
-    const auto& c = m.custom_forces[f]->coordinates();
+    const auto& c = ws.custom_coordinates[f];  // coordinates() returns a new vector
     const auto& K = ws.forces.custom_K[f];
     const auto& C = ws.forces.custom_C[f];
     const int n = static_cast<int>(c.size());
@@ -135,8 +135,11 @@ StepResult step(const Model& m, State& s, Workspace& ws, double dt) {
     // eq. (39): lambda*_{i+1} = lambda*_i + alpha Phi_{i+1}, then the residual carries
     // Phi_q' (lambda* + alpha Phi) (Bayo & Ledesma; seed 003 A.3.2). Using lambda* alone in
     // the residual makes the multiplier error obey mu_{i+1} = mu_i - mu_{i-1}: a six-cycle
-    // that never converges.
-    s.lambda += a * ws.phi;
+    // that never converges. The update follows each Newton correction (ALI3-P), so the
+    // predictor's Phi is not added: with it, the first correction removes twice the
+    // predictor's violation (the tangent carries alpha Phi_q'Phi_q once) and the second
+    // iteration starts from -Phi, one iteration lost per step.
+    if (r.iterations > 1) s.lambda += a * ws.phi;
     if (!assemble_tangent(m, s, ws, co)) {
       r.converged = false;
       r.phi_norm = ws.phi.lpNorm<Eigen::Infinity>();

@@ -52,6 +52,7 @@ Workspace::Workspace(const Model& m) {
     for (int a = 0; a < n; ++a)
       for (int b = 0; b < n; ++b) s.push_back({a * n + b, tangent.slot(c[a], c[b]), a == b ? 1.0 : 0.5});
     custom_slots.push_back(std::move(s));
+    custom_coordinates.push_back(std::move(c));
   }
 
   // Kinematics over the dependent coordinates.

@@ -1,0 +1,77 @@
+// Inputs for the standard manoeuvres, from a closed-loop driver where the manoeuvre needs one:
+// a speed controller (PI with drag and rolling-resistance feed-forward, braking through the
+// brake gains when the torque asked is negative) and a path-following steering controller
+// (pure pursuit on the rear axle, Coulter 1992) for the ISO 3888-1 double lane change.
+//
+//   constant               fixed steering and torques (a scenario's own inputs)
+//   straight_acceleration  from rest, a drive torque on the driven wheels
+//   steady_circle          constant steering (or the Ackermann angle of a radius), speed held
+//   double_lane_change     ISO 3888-1 path at a held speed (80 km/h by default)
+//   braking                from a speed, a brake-pressure step (or an ideal ABS holding each
+//                          wheel at 90 % of the peak slip ratio)
+//   bump_crossing          straight at a held speed over the road's bumps
+//   coast_down             from a speed, no inputs
+//   seed003_straight       seed 003 Table 4: 100 N m on each wheel, 20 s, straight
+//   seed003_circle         the same with the rack 0.01 m off centre (x the rack gain)
+#pragma once
+
+#include <array>
+#include <limits>
+#include <string>
+
+#include "mbobserver/core/json_reader.hpp"
+#include "mbobserver/models/vehicle.hpp"
+#include "mbobserver/models/vehicle_outputs.hpp"
+
+namespace mbo::models {
+
+enum class ManoeuvreKind {
+  constant,
+  straight_acceleration,
+  steady_circle,
+  double_lane_change,
+  braking,
+  bump_crossing,
+  coast_down,
+  seed003_straight,
+  seed003_circle,
+};
+
+struct ManoeuvreSpec {
+  ManoeuvreKind kind = ManoeuvreKind::constant;
+  double duration_s = 10;
+  VehicleStart start;                    // speed: the initial speed
+  double target_speed_mps = std::numeric_limits<double>::quiet_NaN();  // NaN: start.speed
+  double steer_rad = 0;                  // constant, steady_circle
+  double radius_m = 0;                   // steady_circle: > 0 replaces steer_rad
+  double steer_ramp_s = 1;               // steady_circle: steering ramped in over this time
+  double drive_torque_Nm = 0;            // per driven wheel (constant, straight_acceleration)
+  std::array<bool, kWheels> driven{false, false, true, true};
+  double brake_start_s = 1;              // braking
+  double brake_pressure_Pa = 0;          // braking: step value (also the ABS ceiling)
+  double brake_ramp_s = 0.15;
+  bool abs = false;
+  double lane_offset_m = 3.5;            // double_lane_change
+  double path_start_x_m = 20;            // where section 1 begins along x
+  double mu = std::numeric_limits<double>::quiet_NaN();  // friction override
+};
+
+// State of the closed-loop driver between steps (no allocation).
+struct DriverState {
+  double speed_integral = 0;
+  double steer = 0, steer_rate = 0;      // filtered steering
+  std::array<double, kWheels> brake{};   // ABS pressures
+  bool started = false;
+};
+
+// The ISO 3888-1 reference path: lateral position of the centre line at distance x.
+double lane_change_path(const ManoeuvreSpec& m, double x);
+
+// Inputs at time t (the state's outputs o at t - dt); dt is the step.
+VehicleInputs manoeuvre_inputs(const ManoeuvreSpec& m, const Vehicle& v, const VehicleOutputs& o,
+                               DriverState& d, double t, double dt);
+
+ManoeuvreSpec load_manoeuvre(const JsonReader& r, const Vehicle& v);
+const char* manoeuvre_name(ManoeuvreKind k);
+
+}  // namespace mbo::models
