@@ -5,7 +5,7 @@
 // Every step is timed on its own with std::chrono::steady_clock (manual time), so the
 // counters give the tail, not just the mean: p50_us, p99_us, p99.9_us, max_us. The mechanisms
 // keep moving from step to step (released under gravity), as in a real run. allocs_per_step
-// counts heap allocations inside the timed steps (tests/peers/alloc_count.hpp; the first step
+// counts heap allocations inside the timed steps (tests/support/alloc_count.hpp; the first step
 // is taken before timing). newton_iters is the mean number of Newton iterations of a step.
 //
 // Simbody: RK-Merson (4th order, 5 stages) at a fixed 1 ms step, projection of the loop
@@ -62,11 +62,11 @@ void engine_step(benchmark::State& st, const std::function<std::unique_ptr<Engin
   ns.reserve(static_cast<std::size_t>(st.max_iterations));
   long allocs = 0, iterations = 0;
   for (auto _ : st) {
-    mbo::peers::alloc_count_start();
+    mbo::test::alloc_count_start();
     const auto t0 = Clock::now();
     const auto r = mbo::mb::step(run->model, run->s, run->ws, kDt);
     const auto t1 = Clock::now();
-    allocs += mbo::peers::alloc_count_stop();
+    allocs += mbo::test::alloc_count_stop();
     const double d = std::chrono::duration<double, std::nano>(t1 - t0).count();
     st.SetIterationTime(d * 1e-9);
     ns.push_back(d);
@@ -97,11 +97,11 @@ void simbody_step(benchmark::State& st,
   long allocs = 0;
   const long steps0 = peer->steps_taken();
   for (auto _ : st) {
-    mbo::peers::alloc_count_start();
+    mbo::test::alloc_count_start();
     const auto t0 = Clock::now();
     peer->step(kDt);
     const auto t1 = Clock::now();
-    allocs += mbo::peers::alloc_count_stop();
+    allocs += mbo::test::alloc_count_stop();
     const double d = std::chrono::duration<double, std::nano>(t1 - t0).count();
     st.SetIterationTime(d * 1e-9);
     ns.push_back(d);
@@ -125,11 +125,11 @@ void simbody_dynamics(benchmark::State& st,
   ns.reserve(static_cast<std::size_t>(st.max_iterations));
   long allocs = 0;
   for (auto _ : st) {
-    mbo::peers::alloc_count_start();
+    mbo::test::alloc_count_start();
     const auto t0 = Clock::now();
     peer->evaluate_dynamics();
     const auto t1 = Clock::now();
-    allocs += mbo::peers::alloc_count_stop();
+    allocs += mbo::test::alloc_count_stop();
     const double d = std::chrono::duration<double, std::nano>(t1 - t0).count();
     st.SetIterationTime(d * 1e-9);
     ns.push_back(d);

@@ -13,7 +13,7 @@
 
 #include <benchmark/benchmark.h>
 
-#include "../tests/mb/alloc_counter.hpp"
+#include "alloc_count.hpp"
 #include "mbobserver/mb/dynamics.hpp"
 #include "mbobserver/models/manoeuvres.hpp"
 #include "mbobserver/models/vehicle.hpp"
@@ -66,7 +66,7 @@ void BM_VehicleStep(benchmark::State& state) {
     return ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
   };
   long iterations = 0, failures = 0, stepped = 0;
-  std::size_t allocations = 0;
+  long allocations = 0;
   for (auto _ : state) {
     state.PauseTiming();
     mb::State s = start_vehicle(v, ws, m.start);
@@ -77,7 +77,7 @@ void BM_VehicleStep(benchmark::State& state) {
     for (int k = 0; k < steps; ++k) {
       const double t = (k + 1) * dt;
       VehicleInputs in = manoeuvre_inputs(m, v, o, d, t, dt);
-      if (k > 0) test::arm_allocation_counter();
+      if (k > 0) mbo::test::alloc_count_start();
       const double c0 = thread_cpu_us();
       auto t0 = std::chrono::steady_clock::now();
       set_inputs(v, in, s);
@@ -85,7 +85,7 @@ void BM_VehicleStep(benchmark::State& state) {
       auto t1 = std::chrono::steady_clock::now();
       cpu.push_back(thread_cpu_us() - c0);
       vehicle_outputs(v, s, o);
-      if (k > 0) allocations += test::disarm_allocation_counter();
+      if (k > 0) allocations += mbo::test::alloc_count_stop();
       times.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
       iterations += res.iterations;
       failures += !res.converged;
@@ -113,7 +113,7 @@ void BM_VehicleStep(benchmark::State& state) {
   state.counters["nc"] = v.model.nc;
   state.counters["newton_mean"] = double(iterations) / stepped;
   state.counters["failures"] = failures;
-  state.counters["allocs_per_step"] = test::allocation_counter_available() ? double(allocations) / stepped : -1;
+  state.counters["allocs_per_step"] = double(allocations) / stepped;
   state.SetLabel(std::string(c.vehicle) + " " + c.manoeuvre + " " + std::to_string(int(c.speed_kmh)) + " km/h, " +
                  std::to_string(times.size()) + " steps");
 }

@@ -215,7 +215,7 @@ void VehicleObserver::gather(double t) {
     meas_.push_back({sensor, row, value, var, gate});
     meas_kind_.push_back(static_cast<int>(kind));
   };
-  double v, ts;
+  double v = 0, ts = 0;
   // Inputs first: they act on this step.
   if (take(Channel::steer_angle, t, v, ts)) {
     if (last_steer_t_ >= 0 && ts > last_steer_t_) {
@@ -233,7 +233,7 @@ void VehicleObserver::gather(double t) {
   }
 
   // GNSS
-  double lat, lon, tl, tn;
+  double lat = 0, lon = 0, tl = 0, tn = 0;
   auto& slat = samples_[idx(Channel::gnss_lat)];
   auto& slon = samples_[idx(Channel::gnss_lon)];
   double quality = 1, tq;

@@ -15,11 +15,15 @@ using nlohmann::json;
 constexpr double kDeg = M_PI / 180;
 const char* kW[4] = {"fl", "fr", "rl", "rr"};
 
+// The vehicle file, with the friction coefficient of every tyre replaced when "mu" is given
+// (seed 003 5.1: the truth and the model differ by their tyre friction).
 std::shared_ptr<const models::Vehicle> load_vehicle(const JsonReader& r, double& mu) {
   auto path = r.directory() / r.string("vehicle");
   mu = r.has("mu") ? r.number_in("mu", 0.05, 2.0) : std::numeric_limits<double>::quiet_NaN();
   r.finish();
   auto params = models::load_vehicle_params(path);
+  if (!std::isnan(mu))
+    for (auto& a : params.axles) a.tyre.mu = mu;
   return std::make_shared<const models::Vehicle>(models::build_vehicle(params));
 }
 
@@ -110,7 +114,6 @@ VehicleScenario load_vehicle_scenario(const std::filesystem::path& file) {
 TruthDrive::TruthDrive(const VehicleScenario& sc, std::uint64_t seed)
     : sc_(sc), ws_(sc.truth->model), sim_(*sc.truth, sc.sensors, seed) {
   in_ = models::manoeuvre_inputs(sc.manoeuvre, *sc.truth, o_, driver_, 0, sc.dt);
-  in_.mu = sc.truth_mu;
   s_ = models::start_vehicle(*sc.truth, ws_, sc.manoeuvre.start, in_);
   models::vehicle_outputs(*sc.truth, s_, o_);
 }
@@ -118,7 +121,6 @@ TruthDrive::TruthDrive(const VehicleScenario& sc, std::uint64_t seed)
 void TruthDrive::advance(std::vector<Measurement>& out) {
   t_ += sc_.dt;
   in_ = models::manoeuvre_inputs(sc_.manoeuvre, *sc_.truth, o_, driver_, t_, sc_.dt);
-  in_.mu = sc_.truth_mu;
   models::set_inputs(*sc_.truth, in_, s_);
   auto r = mb::step(sc_.truth->model, s_, ws_, sc_.dt);
   if (!r.converged)

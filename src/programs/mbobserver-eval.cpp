@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "mbobserver/core/json_reader.hpp"
 #include "mbobserver/core/program.hpp"
 
 namespace {

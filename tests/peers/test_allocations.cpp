@@ -9,6 +9,8 @@
 #include "engine_runs.hpp"
 
 namespace mbo::peers {
+using mbo::test::alloc_count_start;
+using mbo::test::alloc_count_stop;
 namespace {
 
 const std::string kModels = std::string(MBO_SOURCE_DIR) + "/config/models";

@@ -16,7 +16,7 @@ inline void seen() {
 }
 }  // namespace
 
-namespace mbo::peers {
+namespace mbo::test {
 void alloc_count_start() {
   g_count.store(0);
   g_counting.store(true);
@@ -25,7 +25,7 @@ long alloc_count_stop() {
   g_counting.store(false);
   return g_count.load();
 }
-}  // namespace mbo::peers
+}  // namespace mbo::test
 
 #if defined(MBO_SANITIZED)
 // From <sanitizer/allocator_interface.h> (compiler-rt), which GCC 12 does not install; the

@@ -8,9 +8,9 @@
 // Link the object library mbo_alloc_count into an executable to use it.
 #pragma once
 
-namespace mbo::peers {
+namespace mbo::test {
 
 void alloc_count_start();   // resets the count and starts counting (all threads)
 long alloc_count_stop();    // stops counting and returns the number of allocations seen
 
-}  // namespace mbo::peers
+}  // namespace mbo::test
