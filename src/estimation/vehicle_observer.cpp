@@ -90,6 +90,7 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
     G.use_velocity = g->boolean("use_velocity", true);
     G.use_course = g->boolean("use_course", true);
     G.use_gst = g->boolean("use_gst", true);
+    G.use_altitude = g->boolean("use_altitude", true);
     G.chassis_only = g->boolean("chassis_only", false);
     G.course_min_speed = g->non_negative("course_min_speed", G.course_min_speed);
     G.timeout_s = g->positive("timeout_s", G.timeout_s);
@@ -121,6 +122,18 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
     I.gyro_std = m->positive("gyro_std", I.gyro_std);
     I.use_accel = m->boolean("use_accel", true);
     I.use_gyro = m->boolean("use_gyro", true);
+    auto axes = [&](const char* key, std::array<bool, 3>& out) {
+      if (!m->has(key)) return;
+      auto r = m->at(key);
+      std::string a = r.as_string();
+      out = {false, false, false};
+      for (char ch : a) {
+        if (ch < 'x' || ch > 'z') r.fail("expected a combination of x, y and z");
+        out[ch - 'x'] = true;
+      }
+    };
+    axes("gyro_axes", I.gyro_axes);
+    axes("accel_axes", I.accel_axes);
     I.timeout_s = m->positive("timeout_s", I.timeout_s);
     I.gate_sigma = m->non_negative("gate_sigma", I.gate_sigma);
     m->finish();
@@ -260,7 +273,7 @@ void VehicleObserver::gather(double t) {
       if (cfg_.gnss.use_position) {
         add(kGnssPos, 0, e, se * se, cfg_.gnss.gate_sigma, SensorKind::gnss_position);
         add(kGnssPos, 1, n, sn * sn, cfg_.gnss.gate_sigma, SensorKind::gnss_position);
-        if (has_alt) add(kGnssPos, 2, u, su * su, cfg_.gnss.gate_sigma, SensorKind::gnss_position);
+        if (has_alt && cfg_.gnss.use_altitude) add(kGnssPos, 2, u, su * su, cfg_.gnss.gate_sigma, SensorKind::gnss_position);
       }
     }
   }
@@ -284,12 +297,12 @@ void VehicleObserver::gather(double t) {
   for (int k = 0; k < 3; ++k) {
     if (take(static_cast<Channel>(idx(Channel::gyro_x) + k), t, v, ts)) {
       last_sample_t_[idx(SensorKind::gyroscope)] = ts;
-      if (cfg_.imu.use_gyro)
+      if (cfg_.imu.use_gyro && cfg_.imu.gyro_axes[k])
         add(kGyro, k, v, cfg_.imu.gyro_std * cfg_.imu.gyro_std, cfg_.imu.gate_sigma, SensorKind::gyroscope);
     }
     if (take(static_cast<Channel>(idx(Channel::accel_x) + k), t, v, ts)) {
       last_sample_t_[idx(SensorKind::accelerometer)] = ts;
-      if (cfg_.imu.use_accel)
+      if (cfg_.imu.use_accel && cfg_.imu.accel_axes[k])
         add(kAccel, k, v, cfg_.imu.accel_std * cfg_.imu.accel_std, cfg_.imu.gate_sigma, SensorKind::accelerometer);
     }
   }

@@ -104,8 +104,13 @@ VehicleScenario load_vehicle_scenario(const std::filesystem::path& file) {
   sc.manoeuvre = models::load_manoeuvre(root.at("manoeuvre"), *sc.truth);
   sc.sensors = read_sensor_sim_config(root.at("sensors"));
   sc.observer = est::read_vehicle_observer_config(root.at("observer"), *sc.model);
-  // The observer's wheel counters wrap where the simulated ones do.
+  // The observer's wheel counters wrap where the simulated ones do, and its East-North-Up
+  // frame is the simulation's, so that estimates and truth compare in one frame.
   sc.observer.wheels.modulus.fill(sc.sensors.modulus);
+  sc.observer.gnss.origin_from_first_fix = false;
+  sc.observer.gnss.lat0 = sc.sensors.lat0;
+  sc.observer.gnss.lon0 = sc.sensors.lon0;
+  sc.observer.gnss.alt0 = sc.sensors.alt0;
   sc.start_from_truth = root.choice("initial", {"truth", "first_fix"}, "truth") == "truth";
   root.finish();
   return sc;
@@ -267,7 +272,11 @@ json run_vehicle_experiment(const VehicleScenario& sc, const RunOptions& opt) {
   json white = json::object();
   for (const auto& [k, v] : innov) {
     auto w = est::whiteness_test(v);
-    white[k] = {{"samples", w.samples}, {"max_deviation", w.max_deviation}, {"bound", w.bound}, {"white", w.white}};
+    double mean = 0, ms = 0;
+    for (double x : v) mean += x, ms += x * x;
+    if (!v.empty()) mean /= v.size(), ms = std::sqrt(ms / v.size());
+    white[k] = {{"samples", w.samples}, {"max_deviation", w.max_deviation}, {"bound", w.bound}, {"white", w.white},
+                {"mean", mean}, {"rms", ms}};
   }
   rep["consistency"]["innovation_whiteness"] = white;
   for (std::size_t k = 0; k < kSensorKindCount; ++k)

@@ -81,6 +81,28 @@ double lane_change_path(const ManoeuvreSpec& m, double x) {
   return 0;
 }
 
+// Ideal traction control: integral control of each driven wheel's slip ratio at 90 % of the
+// tyre's peak slip, the mirror of the ideal ABS below; the torque asked is the ceiling.
+void traction_control(const ManoeuvreSpec& m, const Vehicle& v, const VehicleOutputs& o, DriverState& d, double dt,
+                      VehicleInputs& in) {
+  for (int i = 0; i < kWheels; ++i) {
+    const double asked = in.drive_torque[i];
+    if (asked <= 0) {
+      d.drive[i] = 0;
+      continue;
+    }
+    const auto& w = o.wheel[i];
+    const auto& tm = v.tyres[i]->model();
+    const double mu = std::isfinite(m.mu) ? m.mu : tm.p.mu;
+    const double target_slip = 0.9 * tm.peak_slip_ratio(mu, std::max(w.Fz, 1.0));
+    // the torque moves at 4000 Fz R per second per unit slip error, as the ABS's brake torque
+    const double rate = 4e3 * w.Fz * tm.p.radius_m * (target_slip - w.slip_ratio);
+    d.drive[i] = std::clamp(d.drive[i] + rate * dt, 0.0, asked);
+    if (o.speed < 0.5) d.drive[i] = std::min(asked, std::max(d.drive[i], 0.5 * asked));  // slip is ill-defined at rest
+    in.drive_torque[i] = d.drive[i];
+  }
+}
+
 VehicleInputs manoeuvre_inputs(const ManoeuvreSpec& m, const Vehicle& v, const VehicleOutputs& o,
                                DriverState& d, double t, double dt) {
   const auto& p = v.params;
@@ -101,14 +123,14 @@ VehicleInputs manoeuvre_inputs(const ManoeuvreSpec& m, const Vehicle& v, const V
       break;
     case ManoeuvreKind::seed003_straight:
     case ManoeuvreKind::seed003_circle: {
-      // Seed 003 Table 4: 100 N m on every wheel; the circle turns the rack 0.01 m. (The
+      // Seed 003 Table 4: 100 N m on every wheel (drive_torque_Nm); the circle turns the rack 0.01 m. (The
       // seed's straight run needed -0.004 m of rack to cancel its hub misalignment; this model
       // has none, so it steers straight.)
       const double steer = m.kind == ManoeuvreKind::seed003_circle ? 0.01 * p.rack_gain_rad_per_m : 0.0;
       const double ramp = smoothstep(t / 0.5);
       in.steer = steer * ramp;
       in.steer_rate = t < 0.5 ? steer * 6 * (t / 0.5) * (1 - t / 0.5) / 0.5 : 0.0;
-      for (double& T : in.drive_torque) T = 100;
+      for (double& T : in.drive_torque) T = m.drive_torque_Nm;
       break;
     }
     case ManoeuvreKind::steady_circle: {
@@ -167,6 +189,9 @@ VehicleInputs manoeuvre_inputs(const ManoeuvreSpec& m, const Vehicle& v, const V
     case ManoeuvreKind::coast_down:
       break;
   }
+  if (m.traction_control && (m.kind == ManoeuvreKind::constant || m.kind == ManoeuvreKind::straight_acceleration ||
+                             m.kind == ManoeuvreKind::seed003_straight || m.kind == ManoeuvreKind::seed003_circle))
+    traction_control(m, v, o, d, dt, in);
   return in;
 }
 
@@ -188,6 +213,7 @@ ManoeuvreSpec load_manoeuvre(const JsonReader& r, const Vehicle& v) {
     case ManoeuvreKind::seed003_straight:
     case ManoeuvreKind::seed003_circle:
       m.duration_s = 20;
+      m.drive_torque_Nm = 100;
       m.driven = {true, true, true, true};
       break;
     default: break;
@@ -215,6 +241,7 @@ ManoeuvreSpec load_manoeuvre(const JsonReader& r, const Vehicle& v) {
   m.brake_pressure_Pa = r.non_negative("brake_pressure_Pa", m.brake_pressure_Pa);
   m.brake_ramp_s = r.positive("brake_ramp_s", m.brake_ramp_s);
   m.abs = r.boolean("abs", m.abs);
+  m.traction_control = r.boolean("traction_control", m.traction_control);
   m.lane_offset_m = r.number("lane_offset_m", m.lane_offset_m);
   m.path_start_x_m = r.number("path_start_x_m", m.path_start_x_m);
   if (r.has("mu")) m.mu = r.number_in("mu", 0.01, 3.0);

@@ -1,10 +1,12 @@
 // mbobserver-experiment SCENARIO.json [--report OUT.json] [--trace OUT.csv] [--seed N] [--runs N]
 // The three-simulation experiment (INTERFACES.md); the JSON report goes to stdout.
 #include <fstream>
+#include <optional>
 #include <iostream>
 
 #include "mbobserver/core/program.hpp"
 #include "mbobserver/experiment/runner.hpp"
+#include "mbobserver/experiment/vehicle_experiment.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"Three-simulation experiment: truth model, wrong model open loop, wrong model + observer",
@@ -23,9 +25,24 @@ int main(int argc, char** argv) {
   app.add_option("--filter", filter, "override the scenario's filter type")
       ->check(CLI::IsMember({"errorEKF", "errorEKF-FE"}));
   return mbo::run_program(app, argc, argv, common, [&] {
-    auto sc = mbo::exp::load_scenario(scenario);
-    if (!filter.empty()) sc.filter_type = filter;
-    if (seed == 0) seed = sc.seed;
+    // Mechanism scenarios name a truth and a model file; vehicle scenarios say "kind": "vehicle".
+    const bool vehicle = mbo::exp::is_vehicle_scenario(scenario);
+    std::optional<mbo::exp::Scenario> sc;
+    std::optional<mbo::exp::VehicleScenario> vsc;
+    if (vehicle) {
+      vsc = mbo::exp::load_vehicle_scenario(scenario);
+      if (!filter.empty()) {
+        if (filter == "errorEKF-FE" && vsc->observer.settings.filter.initial_std_a.empty())
+          throw mbo::ConfigError(scenario + ": /observer/filter: errorEKF-FE needs a \"force_error\" block");
+        vsc->observer.filter_type = filter;
+        vsc->observer.settings.filter.force_error = filter == "errorEKF-FE";
+      }
+      if (seed == 0) seed = vsc->seed;
+    } else {
+      sc = mbo::exp::load_scenario(scenario);
+      if (!filter.empty()) sc->filter_type = filter;
+      if (seed == 0) seed = sc->seed;
+    }
     std::ofstream trace_file;
     if (!trace.empty()) {
       trace_file.open(trace);
@@ -36,7 +53,7 @@ int main(int argc, char** argv) {
       mbo::exp::RunOptions opt;
       opt.seed = seed + r;
       opt.trace = (r == 0 && trace_file.is_open()) ? &trace_file : nullptr;
-      reports.push_back(mbo::exp::run_experiment(sc, opt));
+      reports.push_back(vehicle ? mbo::exp::run_vehicle_experiment(*vsc, opt) : mbo::exp::run_experiment(*sc, opt));
       if (runs > 3) std::cerr << "\rrun " << r + 1 << "/" << runs << std::flush;
     }
     if (runs > 3) std::cerr << "\n";

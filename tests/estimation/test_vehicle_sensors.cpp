@@ -122,11 +122,30 @@ TEST(VehicleSensors, CourseIncludesTheSideslip) {
 
 TEST(VehicleSensors, HallUnwrapperFollowsCountsThroughWrapAround) {
   HallUnwrapper h(40, 256);
-  const double step = 2 * M_PI / 40;
-  EXPECT_NEAR(h.angle(250, 1.0), 1.0, 1e-15);   // first sample: offset to the model's angle
-  EXPECT_NEAR(h.angle(255, 0), 1.0 + 5 * step, 1e-12);
-  EXPECT_NEAR(h.angle(3, 0), 1.0 + 9 * step, 1e-12);    // wrapped 255 -> 3 = +4
-  EXPECT_NEAR(h.angle(250, 0), 1.0, 1e-12);             // backwards 3 -> 250 = -9
-  EXPECT_NEAR(h.angle(120, 0), 1.0 - 130 * step + 256 * step, 1e-12);  // 250 -> 120: -130, the shorter way round
+  const double step = 2 * M_PI / 40, range = 256 * step;
+  // first count: the middle of its tooth, in the counter wrap nearest the model's angle
+  EXPECT_NEAR(h.angle(250, 250.3 * step + 3 * range), 250.5 * step + 3 * range, 1e-12);
+  const double base = 250.5 * step + 3 * range;
+  EXPECT_NEAR(h.angle(255, 0), base + 5 * step, 1e-12);
+  EXPECT_NEAR(h.angle(3, 0), base + 9 * step, 1e-12);    // wrapped 255 -> 3 = +4
+  EXPECT_NEAR(h.angle(250, 0), base, 1e-12);             // backwards 3 -> 250 = -9
+  EXPECT_NEAR(h.angle(120, 0), base + 126 * step, 1e-12);  // 250 -> 120: +126 is shorter than -130
   EXPECT_NEAR(h.quantisation_std(), step / std::sqrt(12.0), 1e-15);
+}
+
+TEST(VehicleSensors, HallMeasurementIsUnbiased) {
+  // Counts of a wheel turning through many teeth: the error of the unwrapped angle is the
+  // uniform quantisation of one tooth, mean ~0 and std ~ step / sqrt(12).
+  HallUnwrapper h(40, 65536);
+  const double step = 2 * M_PI / 40;
+  double sum = 0, sum2 = 0;
+  const int n = 20000;
+  for (int k = 0; k < n; ++k) {
+    const double theta = 0.37 + 0.0123 * k;
+    const auto count = static_cast<std::uint32_t>(static_cast<long long>(std::floor(theta / step)) % 65536);
+    const double e = h.angle(count, theta) - theta;
+    sum += e, sum2 += e * e;
+  }
+  EXPECT_NEAR(sum / n, 0, 0.01 * step);
+  EXPECT_NEAR(std::sqrt(sum2 / n), step / std::sqrt(12.0), 0.02 * step);
 }

@@ -31,6 +31,7 @@ struct GnssConfig {
   double latency_s = 0;
   double position_std = 0.02, velocity_std = 0.1;      // used when the receiver gives no sigma
   bool use_position = true, use_velocity = true, use_course = true, use_gst = true;
+  bool use_altitude = true;  // the vertical row of the fix (leave out when z is not observed)
   bool chassis_only = false;      // seed 003 eq. (89): correct the chassis position only
   double course_min_speed = 3.0;  // m/s; below it the course says nothing
   double timeout_s = 0.5;
@@ -45,6 +46,10 @@ struct ImuConfig {
   Eigen::Matrix3d rotation = Eigen::Matrix3d::Identity();  // IMU axes in chassis axes
   double accel_std = 0.5, gyro_std = 0.0002;
   bool use_accel = true, use_gyro = true;
+  // Which axes are fused. A row whose Jacobian on the observed coordinates is tiny (the roll
+  // rate when roll is left to the model) would turn its noise into huge corrections of the
+  // coordinates it barely touches: leave such axes out.
+  std::array<bool, 3> gyro_axes{true, true, true}, accel_axes{true, true, true};
   double timeout_s = 0.05;
   double gate_sigma = 5;
 };

@@ -51,6 +51,8 @@ struct ManoeuvreSpec {
   double brake_pressure_Pa = 0;          // braking: step value (also the ABS ceiling)
   double brake_ramp_s = 0.15;
   bool abs = false;
+  bool traction_control = false;         // drive torque limited to 90 % of the peak slip
+                                         // (constant, straight_acceleration, seed003_*)
   double lane_offset_m = 3.5;            // double_lane_change
   double path_start_x_m = 20;            // where section 1 begins along x
   double mu = std::numeric_limits<double>::quiet_NaN();  // friction override
@@ -61,6 +63,7 @@ struct DriverState {
   double speed_integral = 0;
   double steer = 0, steer_rate = 0;      // filtered steering
   std::array<double, kWheels> brake{};   // ABS pressures
+  std::array<double, kWheels> drive{};   // traction-control torques
   bool started = false;
 };
 
