@@ -16,6 +16,7 @@ MbObserver::MbObserver(const mb::Model& model, std::vector<std::shared_ptr<const
       dt_(dt),
       ws_(model),
       s_(mb::initial_state(model)),
+      backup_(mb::initial_state(model)),
       ekf_(static_cast<int>(settings.observed.size()), settings.filter, dt) {
   if (m_.z.empty()) throw std::invalid_argument("the observer needs a model with independent coordinates");
   for (int o : settings_.observed)
@@ -158,7 +159,19 @@ void MbObserver::correct(ObserverStepReport& r) {
 ObserverStepReport MbObserver::step(const std::vector<ScalarMeasurement>& measurements,
                                     std::vector<UpdateResult>* results) {
   ObserverStepReport r;
+  // A step whose Newton iteration does not converge (a hard transient after a correction:
+  // a wheel locking, a tyre lifting) is retried from the same state as 2, then 4 substeps
+  // before it is reported; the inputs hold over the step.
+  backup_ = s_;
   r.model_step = mb::step(m_, s_, ws_, dt_);
+  for (int n = 2; !r.model_step.converged && n <= 4; n *= 2) {
+    s_ = backup_;
+    r.substeps = n;
+    for (int k = 0; k < n; ++k) {
+      r.model_step = mb::step(m_, s_, ws_, dt_ / n);
+      if (!r.model_step.converged) break;
+    }
+  }
   const bool jac = ekf_.force_error() && settings_.jacobian_period > 0 &&
                    steps_ % settings_.jacobian_period == 0;
   if (jac) model_jacobians();

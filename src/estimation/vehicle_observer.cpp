@@ -121,6 +121,7 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
     I.accel_std = m->positive("accel_std", I.accel_std);
     I.gyro_std = m->positive("gyro_std", I.gyro_std);
     I.use_accel = m->boolean("use_accel", true);
+    I.accel_attitude = m->boolean("accel_attitude", true);
     I.use_gyro = m->boolean("use_gyro", true);
     auto axes = [&](const char* key, std::array<bool, 3>& out) {
       if (!m->has(key)) return;
@@ -147,6 +148,7 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
     W.use = w->boolean("use", true);
     W.timeout_s = w->positive("timeout_s", W.timeout_s);
     W.gate_sigma = w->non_negative("gate_sigma", W.gate_sigma);
+    W.reset_after_rejection_s = w->positive("reset_after_rejection_s", W.reset_after_rejection_s);
     w->finish();
   }
   if (auto v = sec.find("validity")) {
@@ -177,13 +179,21 @@ VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle,
       std::make_shared<GnssCourseSensor>(antenna),
       std::make_shared<GyroSensor>(f, cfg_.imu.rotation, Eigen::Vector3d::Zero()),
       std::make_shared<AccelerometerSensor>(f, v.chassis_point(cfg_.imu.position), cfg_.imu.rotation, v.model.gravity,
-                                            Eigen::Vector3d::Zero())};
+                                            Eigen::Vector3d::Zero(), cfg_.imu.accel_attitude)};
   for (int w = 0; w < 4; ++w) sensors.push_back(std::make_shared<WheelHallSensor>(v.wheels[w].spin));
   obs_ = std::make_unique<MbObserver>(v.model, std::move(sensors), cfg_.settings, dt);
   if (!cfg_.gnss.origin_from_first_fix) {
     enu_.Reset(cfg_.gnss.lat0, cfg_.gnss.lon0, cfg_.gnss.alt0);
     origin_set_ = true;
   }
+  // errorEKF has no acceleration state: the accelerometers then inform the attitude only,
+  // through gravity (seed 003 eq. (116)). With pitch and roll left to the model that leaves
+  // them nothing to correct but yaw through the lateral acceleration, which would take the
+  // model's acceleration errors for heading errors: they are used only when they can help.
+  bool pitch_or_roll = false;
+  for (int o : cfg_.settings.observed)
+    pitch_or_roll = pitch_or_roll || v.model.z[o] == v.pitch || v.model.z[o] == v.roll;
+  use_accel_ = cfg_.imu.use_accel && (cfg_.settings.filter.force_error || pitch_or_roll);
   meas_.reserve(32);
   meas_kind_.reserve(32);
   results_.reserve(32);
@@ -302,7 +312,7 @@ void VehicleObserver::gather(double t) {
     }
     if (take(static_cast<Channel>(idx(Channel::accel_x) + k), t, v, ts)) {
       last_sample_t_[idx(SensorKind::accelerometer)] = ts;
-      if (cfg_.imu.use_accel && cfg_.imu.accel_axes[k])
+      if (use_accel_ && cfg_.imu.accel_axes[k])
         add(kAccel, k, v, cfg_.imu.accel_std * cfg_.imu.accel_std, cfg_.imu.gate_sigma, SensorKind::accelerometer);
     }
   }
@@ -313,6 +323,11 @@ void VehicleObserver::gather(double t) {
     if (!hall_[w]) hall_[w].emplace(cfg_.wheels.teeth, cfg_.wheels.modulus[w]);
     const double model_angle = obs_->state().q[vehicle_->wheels[w].spin];
     const double angle = hall_[w]->angle(static_cast<std::uint32_t>(std::llround(v)), model_angle);
+    // the wheel's speed from its counts (low-passed), for a reset
+    if (hall_prev_t_[w] >= 0 && ts > hall_prev_t_[w])
+      hall_rate_[w] = 0.8 * hall_rate_[w] + 0.2 * (angle - hall_prev_angle_[w]) / (ts - hall_prev_t_[w]);
+    hall_prev_angle_[w] = angle;
+    hall_prev_t_[w] = ts;
     if (cfg_.wheels.use)
       add(kWheel0 + w, 0, angle, cfg_.wheels.angle_std * cfg_.wheels.angle_std, cfg_.wheels.gate_sigma,
           SensorKind::wheel_hall);
@@ -377,6 +392,33 @@ void VehicleObserver::reinitialise(double t, std::uint32_t why) {
   for (auto& h : hall_) h.reset();
 }
 
+void VehicleObserver::reset_wheel(int w) {
+  // The wheel's spin angle and speed from its Hall counts, the rest of the model kept; its
+  // error-state rows and columns back to their initial variance.
+  ++counters_.wheel_resets;
+  auto& s = obs_->state();
+  const int slot = vehicle_->wheels[w].spin;
+  s.q[slot] = hall_prev_angle_[w];
+  s.qd[slot] = hall_rate_[w];
+  mb::solve_position(vehicle_->model, s.q, s.u, obs_->workspace());
+  mb::solve_velocity(vehicle_->model, s.u, s.qd, obs_->workspace());
+  const auto& obs = obs_->observed();
+  const int n = static_cast<int>(obs.size());
+  auto& P = obs_->filter().covariance();
+  const auto& f = cfg_.settings.filter;
+  for (int j = 0; j < n; ++j) {
+    if (vehicle_->model.z[obs[j]] != slot) continue;
+    const int blocks = static_cast<int>(P.rows()) / n;
+    for (int b = 0; b < blocks; ++b) {
+      const int i = b * n + j;
+      P.row(i).setZero();
+      P.col(i).setZero();
+      const double sd = b == 0 ? f.initial_std_z[j] : b == 1 ? f.initial_std_zd[j] : f.initial_std_a[j];
+      P(i, i) = sd * sd;
+    }
+  }
+}
+
 void VehicleObserver::account(int kind, const UpdateResult& u) {
   auto& h = rec_.sensors[kind];
   if (u.accepted)
@@ -403,6 +445,15 @@ const EstimateRecord& VehicleObserver::step(double t) {
   bool gnss_pos_rejected = false, gnss_pos_accepted = false;
   for (std::size_t i = 0; i < meas_.size(); ++i) {
     account(meas_kind_[i], results_[i]);
+    if (meas_[i].sensor >= kWheel0) {
+      const int w = meas_[i].sensor - kWheel0;
+      if (results_[i].accepted)
+        wheel_rejected_since_[w] = -1;
+      else if (wheel_rejected_since_[w] < 0)
+        wheel_rejected_since_[w] = t;
+      else if (t - wheel_rejected_since_[w] > cfg_.wheels.reset_after_rejection_s)
+        reset_wheel(w), wheel_rejected_since_[w] = -1;
+    }
     if (meas_kind_[i] == static_cast<int>(SensorKind::gnss_position)) {
       gnss_pos_rejected |= !results_[i].accepted;
       gnss_pos_accepted |= results_[i].accepted;

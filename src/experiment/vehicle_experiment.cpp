@@ -286,7 +286,8 @@ json run_vehicle_experiment(const VehicleScenario& sc, const RunOptions& opt) {
   const auto& c = obs.counters();
   rep["failures"] = {{"resets", c.resets},
                      {"model_step_failures", c.model_step_failures},
-                     {"correction_failures", c.correction_failures}};
+                     {"correction_failures", c.correction_failures},
+                     {"wheel_resets", c.wheel_resets}};
   // GNSS outages: the error when the fix returns against the distance driven without it, and
   // how long until the error is back within the pre-outage level (issue 6).
   for (auto [a, b] : sc.sensors.outages) {

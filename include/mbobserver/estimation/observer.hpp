@@ -46,6 +46,7 @@ struct ObserverStepReport {
   mb::StepResult model_step;
   bool correction_converged = true;
   int fused = 0, rejected = 0;
+  int substeps = 1;  // > 1: the step needed smaller steps to converge
   bool healthy = true;
 };
 
@@ -88,7 +89,7 @@ class MbObserver {
   ObserverSettings settings_;
   double dt_;
   mb::Workspace ws_;
-  mb::State s_;
+  mb::State s_, backup_;
   ErrorEkf ekf_;
   // scratch
   VectorXd xdd_, H_, dq_, dqd_, zdd0_, zdd1_, qp_, qdp_;

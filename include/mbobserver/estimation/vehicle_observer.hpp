@@ -50,6 +50,7 @@ struct ImuConfig {
   // rate when roll is left to the model) would turn its noise into huge corrections of the
   // coordinates it barely touches: leave such axes out.
   std::array<bool, 3> gyro_axes{true, true, true}, accel_axes{true, true, true};
+  bool accel_attitude = true;  // false: accelerometers inform accelerations only (FE)
   double timeout_s = 0.05;
   double gate_sigma = 5;
 };
@@ -61,6 +62,9 @@ struct WheelSensorConfig {
   bool use = true;
   double timeout_s = 0.1;
   double gate_sigma = 5;
+  // A wheel whose counts the gate rejects this long is reset to them (its angle, its speed
+  // from the counts, its covariance): ABS cycles and wheel spin outrun any plant noise.
+  double reset_after_rejection_s = 0.1;
 };
 
 struct ValidityConfig {
@@ -87,6 +91,7 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& section, co
 // Counters of a run.
 struct VehicleObserverCounters {
   std::uint64_t steps = 0, resets = 0, model_step_failures = 0, correction_failures = 0;
+  std::uint64_t wheel_resets = 0;    // a wheel reset to its Hall counts after rejections
   std::uint64_t samples_stale = 0;   // samples older than the previous step (late)
   std::uint64_t samples_invalid = 0; // NaN / out of range
 };
@@ -138,10 +143,13 @@ class VehicleObserver {
   double dt_;
   std::unique_ptr<MbObserver> obs_;
   GeographicLib::LocalCartesian enu_;
-  bool origin_set_ = false, started_ = false;
+  bool origin_set_ = false, started_ = false, use_accel_ = true;
 
   std::array<Sample, kChannelCount> samples_{};
   std::array<std::optional<HallUnwrapper>, 4> hall_;
+  std::array<double, 4> wheel_rejected_since_{-1, -1, -1, -1};
+  std::array<double, 4> hall_prev_angle_{}, hall_prev_t_{-1, -1, -1, -1}, hall_rate_{};
+  void reset_wheel(int w);
   models::VehicleInputs inputs_{};
   double last_steer_ = 0, last_steer_t_ = -1, last_input_t_ = -1;
 

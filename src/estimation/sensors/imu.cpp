@@ -27,7 +27,7 @@ double AccelerometerSensor::measure(const MeasureContext& c, int row, Gradients*
   const Eigen::Vector3d local = C.transpose() * a;  // (u.a, v.a, w.a)
   if (g) {
     const int s[3] = {f_.u, f_.v, f_.w};
-    for (int j = 0; j < 3; ++j) {
+    for (int j = 0; j < 3 && attitude_; ++j) {
       const double t = Tt_(row, j);
       if (t == 0) continue;
       for (int k = 0; k < 3; ++k) g->dq.add(s[j] + k, t * a[k]);  // d(e_j . a)/d e_j = a

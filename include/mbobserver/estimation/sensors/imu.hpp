@@ -26,9 +26,12 @@ class GyroSensor final : public Sensor {
 // accelerations is used by errorEKF-FE.
 class AccelerometerSensor final : public Sensor {
  public:
+  // `attitude_jacobian` false: the row is taken to inform the accelerations only (errorEKF-FE),
+  // as seed 003 eq. (89) takes the GNSS fix to place the chassis and not to turn it; the
+  // measurement itself is unchanged.
   AccelerometerSensor(ChassisFrame f, mb::LinearVec point, const Eigen::Matrix3d& T, const Eigen::Vector3d& gravity,
-                      const Eigen::Vector3d& bias)
-      : f_(f), p_(std::move(point)), Tt_(T.transpose()), g_(gravity), bias_(bias) {}
+                      const Eigen::Vector3d& bias, bool attitude_jacobian = true)
+      : f_(f), p_(std::move(point)), Tt_(T.transpose()), g_(gravity), bias_(bias), attitude_(attitude_jacobian) {}
   int rows() const override { return 3; }
   double measure(const MeasureContext& c, int row, Gradients* g) const override;
 
@@ -37,6 +40,7 @@ class AccelerometerSensor final : public Sensor {
   mb::LinearVec p_;
   Eigen::Matrix3d Tt_;
   Eigen::Vector3d g_, bias_;
+  bool attitude_;
 };
 
 }  // namespace mbo::est
