@@ -176,7 +176,7 @@ VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle,
   std::vector<std::shared_ptr<const Sensor>> sensors = {
       std::make_shared<GnssPositionSensor>(antenna, cfg_.gnss.chassis_only, origin, cfg_.gnss.latency_s),
       std::make_shared<GnssVelocitySensor>(antenna),
-      std::make_shared<GnssCourseSensor>(antenna),
+      std::make_shared<GnssCourseSensor>(antenna, v.yaw),
       std::make_shared<GyroSensor>(f, cfg_.imu.rotation, Eigen::Vector3d::Zero()),
       std::make_shared<AccelerometerSensor>(f, v.chassis_point(cfg_.imu.position), cfg_.imu.rotation, v.model.gravity,
                                             Eigen::Vector3d::Zero(), cfg_.imu.accel_attitude)};

@@ -82,7 +82,9 @@ int main(int argc, char** argv) {
       const auto& o = drive.outputs();
       const auto& s = drive.state();
       const auto& v = *sc.truth;
-      csv << t << "," << o.position.x() << "," << o.position.y() << "," << o.position.z() << "," << o.yaw << ","
+      char tbuf[32];
+      std::snprintf(tbuf, sizeof tbuf, "%.6f", t);  // log time: microseconds, as candump
+      csv << tbuf << "," << o.position.x() << "," << o.position.y() << "," << o.position.z() << "," << o.yaw << ","
           << o.pitch << "," << o.roll << "," << o.velocity.x() << "," << o.velocity.y() << "," << o.velocity.z() << ","
           << o.yaw_rate << "," << o.speed << "," << o.sideslip / kDeg;
       for (int w = 0; w < 4; ++w) csv << "," << s.q[v.wheels[w].spin];

@@ -12,7 +12,6 @@ int main(int argc, char** argv) {
   CLI::App app{"mbobserver daemon: multibody vehicle observer publishing virtual sensors over UDP/JSON",
                "mbobserverd"};
   mbo::CommonOptions common;
-  common.log_level = "";
   mbo::add_common_options(app, common);
   std::string config, replay, rate = "realtime", record, summary;
   bool check = false, no_progress = false;
@@ -28,7 +27,8 @@ int main(int argc, char** argv) {
   app.add_option("--stop-after", stop_after, "stop after this many seconds of estimator time");
   return mbo::run_program(app, argc, argv, common, [&] {
     auto cfg = mbo::runtime::load_daemon_config(config);
-    mbo::setup_logging("mbobserverd", common.log_level.empty() ? cfg.log_level : common.log_level);
+    // --log-level wins over the file's "log_level"
+    if (app.count("--log-level") == 0) mbo::setup_logging("mbobserverd", cfg.log_level);
     if (check) {
       std::cout << config << ": configuration OK (vehicle " << cfg.vehicle->params.name << ", "
                 << cfg.vehicle->model.nq << " coordinates, " << cfg.signals->mappings().size() << " mapped signals, "

@@ -24,7 +24,10 @@ double GnssVelocitySensor::measure(const MeasureContext& c, int row, Gradients* 
 double GnssCourseSensor::measure(const MeasureContext& c, int, Gradients* g) const {
   Eigen::Vector3d v = mb::evaluate(antenna_, c.xd, 3);
   const double s2 = v.x() * v.x() + v.y() * v.y();
-  if (g && s2 > 0) push_gradient(antenna_, Eigen::Vector3d(-v.y() / s2, v.x() / s2, 0), g->dqd);
+  if (g && yaw_ >= 0)
+    g->dq.add(yaw_, 1.0);
+  else if (g && s2 > 0)
+    push_gradient(antenna_, Eigen::Vector3d(-v.y() / s2, v.x() / s2, 0), g->dqd);
   return std::atan2(v.y(), v.x());
 }
 

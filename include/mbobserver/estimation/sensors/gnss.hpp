@@ -38,19 +38,24 @@ class GnssVelocitySensor final : public Sensor {
   mb::LinearVec antenna_;
 };
 
-// h = course of the antenna's horizontal velocity, atan2(v_N, v_E) (counter-clockwise from
-// east, the model's yaw convention). The model's own sideslip is in it, so the course is not
-// taken for the yaw as in seed 003 eqs. (95)-(96): the innovation compares like with like.
-// Only meaningful above a speed, which the caller enforces.
+// Course over ground as a heading measurement (seed 003 4.2.4), without pretending that course
+// and yaw are equal (eqs. (95)-(96)): h = atan2(v_N, v_E) of the model's antenna, that is the
+// model's yaw plus its own sideslip at the antenna, so the innovation compares like with like.
+// With `yaw_slot` given, the Jacobian row is that of the yaw alone (the sideslip taken from the
+// model, as known): the course then turns into a yaw correction, which is what makes the
+// heading observable to an errorEKF whose transition knows nothing of tyres. Without it the
+// row is the exact one on the antenna's velocity. Only meaningful above a speed, which the
+// caller enforces.
 class GnssCourseSensor final : public Sensor {
  public:
-  explicit GnssCourseSensor(mb::LinearVec antenna) : antenna_(std::move(antenna)) {}
+  explicit GnssCourseSensor(mb::LinearVec antenna, int yaw_slot = -1) : antenna_(std::move(antenna)), yaw_(yaw_slot) {}
   int rows() const override { return 1; }
   double measure(const MeasureContext& c, int row, Gradients* g) const override;
   bool is_angle(int) const override { return true; }
 
  private:
   mb::LinearVec antenna_;
+  int yaw_;
 };
 
 // Converts a receiver's course over ground (clockwise from true north, rad) to the model's
