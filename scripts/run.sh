@@ -1,29 +1,60 @@
 #!/usr/bin/env bash
 # README command 1: installs what is needed, builds, and runs the main job on the embedded
-# default. Until the daemon lands, the richest real part is the three-simulation experiment on
-# the four-bar of seed 003; this script says so and prints its summary.
+# default: a double lane change is simulated into a candump log (mbobserver-sim), the daemon
+# replays it with config/mbobserver.json as fast as it can (mbobserverd --rate max), the
+# estimates are scored against the simulated truth (mbobserver-eval), and the same scenario
+# run in-process (mbobserver-experiment) shows what the CAN path costs in accuracy.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 bash scripts/build.sh release
+bin=build/src/programs
 out=out/main
+scenario=scenarios/vehicle_double_lane_change.json
 mkdir -p "$out"
-echo "== main job: mbobserver-experiment scenarios/fourbar_sinigaglia.json --runs 20 (both filters)"
-echo "   (the daemon replaying a drive is not built yet; this is the observer on the seed's four-bar)"
-for f in errorEKF errorEKF-FE; do
-  build/src/programs/mbobserver-experiment scenarios/fourbar_sinigaglia.json --runs 20 --filter "$f" \
-    --report "$out/fourbar_$f.json" --trace "$out/fourbar_$f.csv" > /dev/null 2>&1
-done
+
+echo "== 1/4 mbobserver-sim $scenario --candump $out/drive.log --truth $out/truth.csv"
+"$bin/mbobserver-sim" "$scenario" --candump "$out/drive.log" --truth "$out/truth.csv"
+echo "== 2/4 mbobserverd --config config/mbobserver.json --replay $out/drive.log --rate max --record $out/estimates.jsonl"
+"$bin/mbobserverd" --config config/mbobserver.json --replay "$out/drive.log" --rate max \
+  --record "$out/estimates.jsonl" --summary-json "$out/summary.json" --no-progress > /dev/null
+echo "== 3/4 mbobserver-eval --truth $out/truth.csv --estimates $out/estimates.jsonl --metrics-from 0.5"
+"$bin/mbobserver-eval" --truth "$out/truth.csv" --estimates "$out/estimates.jsonl" --metrics-from 0.5 \
+  --report "$out/eval.json" > /dev/null
+echo "== 4/4 mbobserver-experiment $scenario (the same drive without the CAN path)"
+"$bin/mbobserver-experiment" "$scenario" --report "$out/experiment.json" > /dev/null 2>&1
+
 /usr/bin/python3 - "$out" <<'PY'
 import json, sys
 out = sys.argv[1]
-print(f"{'quantity':10s} {'errorEKF':>10s} {'errorEKF-FE':>12s} {'open loop':>10s} {'seed 003 Table 2':>17s}")
-seed = {"x1": 0.0080, "y1": 0.0081, "x2": 0.0080, "y2": 0.0081, "vx1": 0.0725, "vy1": 0.0799, "vx2": 0.0725, "vy2": 0.0799}
-a = json.load(open(f"{out}/fourbar_errorEKF.json")); b = json.load(open(f"{out}/fourbar_errorEKF-FE.json"))
-for q in ["x1", "y1", "x2", "y2", "vx1", "vy1", "vx2", "vy2"]:
-    print(f"{q:10s} {a['rmse']['observer'][q]:10.4f} {b['rmse']['observer'][q]:12.4f} {a['rmse']['model'][q]:10.3f} {seed[q]:17.4f}")
-for name, r in (("errorEKF", a), ("errorEKF-FE", b)):
-    t = r["timing_us"]["observer_step"]
-    print(f"{name}: observer step p50 {t['p50']:.1f} us, p99.9 {t['p999']:.1f} us; NEES {r['consistency']['nees_mean']:.2f} (ideal {r['consistency']['nees_dof']})")
-print(f"reports and traces in {out}/ (plots: /usr/bin/python3 tools/plot_trace.py {out}/fourbar_errorEKF-FE.csv {out}/plots)")
+s = json.load(open(f"{out}/summary.json"))
+ev = json.load(open(f"{out}/eval.json"))
+ex = json.load(open(f"{out}/experiment.json"))
+d, e, m = ev["rmse"]["observer"], ex["rmse"]["observer"], ex["rmse"]["model"]
+print()
+print(f"accuracy (RMSE from 0.5 s; {ev['scored']} estimates scored)")
+print(f"  {'quantity':16s} {'daemon':>10s} {'in-process':>11s} {'open loop':>10s}")
+for q, unit in [("x", "m"), ("y", "m"), ("vx", "m/s"), ("vy", "m/s"), ("yaw", "rad"), ("yaw_rate", "rad/s"),
+                ("sideslip_deg", "deg"), ("tyre_fz_fl", "N"), ("tyre_fy_fl", "N"), ("travel_fl", "m"),
+                ("wheel_speed_fl", "rad/s")]:
+    if q in d:
+        print(f"  {q + ' (' + unit + ')':16s} {d[q]:10.4g} {e.get(q, float('nan')):11.4g} {m.get(q, float('nan')):10.4g}")
+worst = max(abs(d[q] - e[q]) / e[q] for q in d if q in e and e[q] > 0)
+print(f"  largest daemon/in-process difference: {100 * worst:.1f} %")
+th, lat = s["throughput"], s["latency_us"]
+print(f"replay: {s['steps']} steps of {1e3 * ex['dt']:.0f} ms in {s['wall_time_s']:.2f} s wall: "
+      f"{th['steps_per_s']:.0f} steps/s, {th['frames_per_s']:.0f} frames/s, {th['real_time_factor']:.1f}x real time")
+for k in ("step_compute", "step_to_send", "frame_to_step"):
+    h = lat[k]
+    clock = f" ({lat['frame_to_step_clock']} clock)" if k == "frame_to_step" else ""
+    print(f"latency {k:13s} p50 {h['p50']:8.1f} us  p99 {h['p99']:8.1f} us  p99.9 {h['p999']:8.1f} us  max {h['max']:8.1f} us{clock}")
+f, q = s["frames"], s["queues"]
+print(f"counters: frames {f['received']} received, {f['decoded']} decoded, {f['unknown_id']} unknown id, "
+      f"{f['rejected_values']} rejected values, {s['bad_log_lines']} bad log lines; "
+      f"queue overflows {q['measurements']['overflows']}+{q['estimates']['overflows']}; "
+      f"deadline misses {s['deadline_misses']}; resets {s['observer']['resets']}; "
+      f"valid {100 * s['observer']['valid_fraction']:.1f} % of steps; max RSS {s['max_rss_mb']:.1f} MB")
+print(f"sensors: " + ", ".join(f"{k} {v['fused']} fused/{v['rejected']} rejected" for k, v in s["sensors"].items()))
 PY
+/usr/bin/python3 tools/plot_drive.py "$out/truth.csv" "$out/estimates.jsonl" "$out/plots"
+echo "files: $out/{drive.log,truth.csv,estimates.jsonl,summary.json,eval.json,experiment.json}"

@@ -1,5 +1,6 @@
 #include "mbobserver/io/log_reader.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -37,6 +38,9 @@ bool looks_like_asc(std::string_view l) {
 LogReader::LogReader(const std::filesystem::path& file) : name_(file.string()) {
   file_ = std::fopen(name_.c_str(), "rb");
   if (!file_) throw ConfigError(name_ + ": cannot open: " + std::strerror(errno));
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(file, ec);
+  size_bytes_ = ec ? 0 : size;
   buf_.resize(kChunk * 2);
   base_ = buf_.data();
   sniff();
@@ -47,6 +51,7 @@ LogReader::LogReader(std::string text, std::string name) : name_(std::move(name)
   base_ = buf_.data();
   end_ = buf_.size();
   eof_ = true;
+  size_bytes_ = read_bytes_ = buf_.size();
   sniff();
 }
 
@@ -88,6 +93,7 @@ void LogReader::sniff() {
   // Rewind: a file is re-read from the start, text in memory was never dropped.
   if (file_) {
     std::rewind(file_);
+    read_bytes_ = 0;
     begin_ = end_ = 0;
     eof_ = false;
   } else {
@@ -130,7 +136,14 @@ bool LogReader::next_line(std::string_view& line, bool& too_long) {
     const std::size_t got = std::fread(buf_.data() + end_, 1, buf_.size() - end_, file_);
     if (got == 0) eof_ = true;
     end_ += got;
+    read_bytes_ += got;
   }
+}
+
+double LogReader::fraction_read() const {
+  if (size_bytes_ == 0) return eof_ && begin_ == end_ ? 1.0 : 0.0;
+  const double consumed = static_cast<double>(read_bytes_) - static_cast<double>(end_ - begin_);
+  return std::clamp(consumed / static_cast<double>(size_bytes_), 0.0, 1.0);
 }
 
 void LogReader::problem(std::string message) {

@@ -30,6 +30,9 @@ namespace {
 
 using nlohmann::json;
 
+// Log times closer than this to a step's time belong to that step (candump resolves 1 us).
+constexpr double kSameInstant_s = 1e-7;
+
 // A measurement with the monotonic time at which the I/O side handed it over.
 struct TimedMeasurement {
   Measurement m;
@@ -217,10 +220,13 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
   notifier.ready();
   notifier.status(replay ? "replaying " + opt.replay->string() : "running");
 
-  // Replay reader: frames in file order, decoded, with a watermark of the log time reached.
-  std::atomic<double> watermark{-1e300};
+  // Replay reader: frames in file order, decoded, with a watermark of the log time below
+  // which every frame has been read. Paced replays hand each frame over at the wall moment of
+  // its log time, so queue depths and latencies are those a live bus would give.
+  ReplayPacer pacer(opt.rate);
+  std::atomic<double> watermark{-1e300}, t_last_frame{0}, read_fraction{0};
   std::atomic<bool> reader_done{false};
-  double t_first = 0, t_last_frame = 0;
+  double t_first = 0;
   std::thread reader;
   if (replay) {
     io::CanFrame f;
@@ -230,15 +236,28 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
       have_first = true;
       t_first = f.t;
     }
-    reader = std::thread([&, have_first, f]() mutable {
+    pacer.start(t_first);
+    reader = std::thread([&, have_first, f, rp = pacer]() mutable {
       block_stop_signals_in_this_thread();
       bool more = have_first;
-      while (more && !stop.load(std::memory_order_relaxed)) {
+      for (std::uint64_t n = 0; more && !stop.load(std::memory_order_relaxed); ++n) {
+        if (!opt.rate.max) {
+          // Wait in short slices, raising the watermark with the wall clock so that the
+          // estimator is not held back by a gap in the log.
+          for (;;) {
+            const double now_log = rp.log_time_now();
+            if (now_log >= f.t || stop.load(std::memory_order_relaxed)) break;
+            watermark.store(std::max(watermark.load(std::memory_order_relaxed), now_log), std::memory_order_release);
+            sleep_until_monotonic_ns(std::min(rp.target_ns(f.t), monotonic_ns() + 1'000'000));
+          }
+        }
         decoder.on_frame(f, monotonic_ns(), &stop);
-        t_last_frame = std::max(t_last_frame, f.t);
-        watermark.store(f.t, std::memory_order_release);
+        t_last_frame.store(std::max(t_last_frame.load(std::memory_order_relaxed), f.t), std::memory_order_relaxed);
+        watermark.store(std::max(watermark.load(std::memory_order_relaxed), f.t), std::memory_order_release);
+        if ((n & 1023u) == 0) read_fraction.store(log->fraction_read(), std::memory_order_relaxed);
         more = log->next(f);
       }
+      read_fraction.store(1.0, std::memory_order_relaxed);
       reader_done.store(true, std::memory_order_release);
     });
   }
@@ -249,16 +268,13 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
     apply_realtime(cfg.runtime.realtime_priority, cfg.runtime.lock_memory);
     prefault_stack();
     FixedStepClock clock(std::chrono::nanoseconds(static_cast<std::int64_t>(std::llround(dt * 1e9))));
-    ReplayPacer pacer(opt.rate);
     const double wall0 = wall_clock_s();
     const std::int64_t mono0 = monotonic_ns();
-    if (replay)
-      pacer.start(t_first);
-    else
-      clock.start();
+    if (!replay) clock.start();
     TimedMeasurement tm;
     bool have_pending = false;
     std::int64_t newest_rx = 0;
+    double newest_t = 0;
     const double t0 = replay ? t_first : wall0;
     const auto progress_every = static_cast<std::uint64_t>(std::max(1.0, 2.0 / dt));
     // Replay: the first step is at the first frame's time, so a sample is fused at the step
@@ -270,10 +286,11 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
       if (replay) {
         t = t0 + k * dt;
         // every frame up to t must have been read before the step (deterministic replay)
-        while (!reader_done.load(std::memory_order_acquire) && watermark.load(std::memory_order_acquire) < t &&
+        while (!reader_done.load(std::memory_order_acquire) && watermark.load(std::memory_order_acquire) <= t + kSameInstant_s &&
                !stop.load(std::memory_order_relaxed))
           std::this_thread::yield();
-        if (reader_done.load(std::memory_order_acquire) && meas_q.depth() == 0 && !have_pending && t > t_last_frame + dt)
+        if (reader_done.load(std::memory_order_acquire) && meas_q.depth() == 0 && !have_pending &&
+            t > t_last_frame.load(std::memory_order_relaxed) + dt)
           break;
         if (opt.stop_after_s > 0 && t - t0 > opt.stop_after_s) break;
         if (!pacer.wait_until(t, [&] { return stop.load(std::memory_order_relaxed); })) break;
@@ -289,20 +306,29 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
       }
       // Drain the measurements received up to this step (the latest of each channel wins).
       newest_rx = 0;
+      newest_t = -1e300;
       for (;;) {
         if (!have_pending) {
           if (!meas_q.pop(tm)) break;
           have_pending = true;
         }
-        if (tm.m.t > t + 1e-9) break;  // belongs to a later step
+        if (tm.m.t > t + kSameInstant_s) break;  // belongs to a later step
         observer.push(tm.m);
         newest_rx = std::max(newest_rx, tm.rx_ns);
+        newest_t = std::max(newest_t, tm.m.t);
         have_pending = false;
       }
       EstimateRecord rec = observer.step(t);
       const std::int64_t step_end = monotonic_ns();
       rec.step_compute_us = (step_end - step_start) * 1e-3;
-      rec.frame_to_step_us = newest_rx > 0 ? std::max<std::int64_t>(0, step_start - newest_rx) * 1e-3 : 0;
+      // At --rate max the reader runs ahead of the steps, so wall time says nothing: the
+      // latency is then the log time from the newest sample to the step that used it.
+      if (newest_rx == 0)
+        rec.frame_to_step_us = 0;
+      else if (replay && opt.rate.max)
+        rec.frame_to_step_us = std::max(0.0, t - newest_t) * 1e6;
+      else
+        rec.frame_to_step_us = std::max<std::int64_t>(0, step_start - newest_rx) * 1e-3;
       rec.step_end_mono_ns = step_end;
       rec.t_wall = wall_clock_s();
       hand_over(est_q, est_wake, rec);
@@ -310,11 +336,12 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
       steps_done.fetch_add(1, std::memory_order_relaxed);
       last_t.store(t, std::memory_order_relaxed);
       resets.store(observer.counters().resets, std::memory_order_relaxed);
-      if (replay && opt.progress && k % progress_every == 0 && t_last_frame > t0) {
-        const double done = (t - t0) / std::max(1e-9, t_last_frame - t0);
+      if (replay && opt.progress && k % progress_every == 0) {
+        // the reader is at most a queue ahead of the steps: its share of the file is the progress
+        const double done = read_fraction.load(std::memory_order_relaxed);
         const double el = (monotonic_ns() - mono0) * 1e-9;
-        std::fprintf(stderr, "\rreplay %5.1f%%  t=%.1f s  ETA %.0f s   ", 100 * std::min(1.0, done), t - t0,
-                     done > 0 ? el * (1 - done) / done : 0.0);
+        if (done > 0)
+          std::fprintf(stderr, "\rreplay %5.1f%%  log t=%.1f s  ETA %.0f s   ", 100 * done, t - t0, el * (1 - done) / done);
       }
     }
     if (replay && opt.progress) std::fprintf(stderr, "\n");
@@ -369,9 +396,10 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
   s["deadline_misses"] = deadline_misses.load();
   s["queues"] = {{"measurements", {{"overflows", meas_q.overflows()}, {"high_water", meas_q.high_water()}, {"capacity", meas_q.capacity()}}},
                  {"estimates", {{"overflows", est_q.overflows()}, {"high_water", est_q.high_water()}, {"capacity", est_q.capacity()}}}};
-  s["latency_us"] = {{"frame_to_step", summary_json(publisher.frame_to_step().summary())},
+  s["latency_us"]["frame_to_step_clock"] = replay && opt.rate.max ? "log" : "wall";
+  s["latency_us"].update(json{{"frame_to_step", summary_json(publisher.frame_to_step().summary())},
                      {"step_compute", summary_json(publisher.step_compute().summary())},
-                     {"step_to_send", summary_json(publisher.step_to_send().summary())}};
+                     {"step_to_send", summary_json(publisher.step_to_send().summary())}});
   const auto& oc = observer.counters();
   s["observer"] = {{"resets", oc.resets},
                    {"model_step_failures", oc.model_step_failures},

@@ -129,6 +129,10 @@ std::int64_t ReplayPacer::target_ns(double log_t) const noexcept {
   return mono_t0_ns_ + static_cast<std::int64_t>(std::llround(wall_s * 1e9));
 }
 
+double ReplayPacer::log_time_now() const noexcept {
+  return log_t0_ + static_cast<double>(monotonic_ns() - mono_t0_ns_) * 1e-9 * rate_.factor;
+}
+
 void ReplayPacer::wait_until(double log_t) noexcept {
   if (rate_.max || !started_ || !std::isfinite(log_t)) return;
   const std::int64_t target = target_ns(log_t);

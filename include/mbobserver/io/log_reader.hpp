@@ -57,6 +57,8 @@ class LogReader {
   const LogStats& stats() const { return stats_; }
   const std::vector<LogProblem>& problems() const { return problems_; }
   std::uint64_t line() const { return line_no_; }  // line of the last frame returned
+  // Fraction of the input consumed so far, 0..1 (for a progress line).
+  double fraction_read() const;
 
  private:
   bool next_line(std::string_view& line, bool& too_long);
@@ -70,6 +72,7 @@ class LogReader {
   const char* base_ = nullptr;  // buf_.data()
   std::size_t begin_ = 0, end_ = 0;
   bool eof_ = false;
+  std::uint64_t size_bytes_ = 0, read_bytes_ = 0;
   std::uint64_t line_no_ = 0;
   LogFormat format_ = LogFormat::candump;
   AscParser asc_;

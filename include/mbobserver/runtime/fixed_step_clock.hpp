@@ -110,10 +110,12 @@ class ReplayPacer {
 
   const ReplayRate& rate() const noexcept { return rate_; }
   std::uint64_t sleeps() const noexcept { return sleeps_; }
+  // The monotonic moment of `log_t`, ns, and the log time of now (after start(), paced).
+  std::int64_t target_ns(double log_t) const noexcept;
+  double log_time_now() const noexcept;
 
  private:
   static constexpr std::int64_t kStopCheckNs = 50'000'000;
-  std::int64_t target_ns(double log_t) const noexcept;
   ReplayRate rate_;
   bool started_ = false;
   double log_t0_ = 0;
