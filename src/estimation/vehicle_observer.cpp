@@ -553,9 +553,17 @@ void VehicleObserver::fill_record(double t) {
   rec_.validity.position = rec_.std_x >= 0 && rec_.std_x < V.max_position_std && rec_.std_y < V.max_position_std;
   rec_.validity.heading = rec_.std_yaw >= 0 && rec_.std_yaw < V.max_yaw_std;
   rec_.validity.velocity = rec_.std_vx >= 0 && rec_.std_vx < V.max_velocity_std && rec_.std_vy < V.max_velocity_std;
-  rec_.validity.attitude = !rec_.sensors[idx(SensorKind::accelerometer)].timed_out;
-  rec_.validity.virtual_sensors = rec_.validity.velocity && rec_.validity.heading && !(rec_.faults & kFaultInputTimeout);
-  rec_.valid = rec_.validity.position && rec_.validity.heading && rec_.validity.velocity && rec_.validity.attitude &&
+  // A sensor the configuration fuses and that has stopped makes the outputs that lean on it
+  // invalid; the position alone stays valid on its growing uncertainty (dead reckoning).
+  auto lost = [&](SensorKind k, bool used) { return used && rec_.sensors[idx(k)].timed_out; };
+  const bool gnss_lost = lost(SensorKind::gnss_position, cfg_.gnss.use_position) || lost(SensorKind::gnss_velocity, cfg_.gnss.use_velocity);
+  const bool gyro_lost = lost(SensorKind::gyroscope, cfg_.imu.use_gyro);
+  const bool wheels_lost = lost(SensorKind::wheel_hall, cfg_.wheels.use);
+  rec_.validity.attitude = !lost(SensorKind::accelerometer, use_accel_);
+  rec_.validity.heading = rec_.validity.heading && !gyro_lost;
+  rec_.validity.virtual_sensors = rec_.validity.velocity && rec_.validity.heading && !wheels_lost &&
+                                  !(rec_.faults & kFaultInputTimeout);
+  rec_.valid = !gnss_lost && rec_.validity.position && rec_.validity.heading && rec_.validity.velocity && rec_.validity.attitude &&
                rec_.validity.virtual_sensors && !(rec_.faults & (kFaultDiverged | kFaultModelStepFailed));
 }
 

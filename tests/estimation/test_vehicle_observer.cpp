@@ -1,0 +1,166 @@
+// The vehicle observer on short pieces of the repository's scenarios (truth drive, simulated
+// sensors, the wrong model corrected): accuracy against the open loop, a GNSS jump rejected, a
+// GNSS outage bridged by the model, a sensor that stops, determinism, and no heap allocation
+// in the step. Pieces are a few seconds long so that the sanitizer build stays quick.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "alloc_count.hpp"
+#include "mbobserver/experiment/vehicle_experiment.hpp"
+
+namespace {
+
+using namespace mbo;
+using mbo::exp::VehicleScenario;
+
+VehicleScenario scenario(const char* name, double duration) {
+  auto sc = exp::load_vehicle_scenario(std::string(MBO_SOURCE_DIR) + "/scenarios/" + name);
+  sc.duration = duration;
+  return sc;
+}
+
+double rmse(const nlohmann::json& rep, const char* who, const char* q) { return rep["rmse"][who][q].get<double>(); }
+
+TEST(VehicleObserver, DoubleLaneChangeFromFirstFixBeatsTheOpenLoopWhereItMatters) {
+  // The bundled drive's scenario (starts from the first GNSS fix), first 4 s.
+  auto sc = scenario("vehicle_double_lane_change.json", 4);
+  const auto rep = exp::run_vehicle_experiment(sc, {});
+  // position and heading: the open loop drifts, the observer stays at the GNSS noise level
+  EXPECT_LT(rmse(rep, "observer", "x"), 0.02);
+  EXPECT_LT(rmse(rep, "observer", "y"), 0.02);
+  EXPECT_LT(rmse(rep, "observer", "x"), 0.2 * rmse(rep, "model", "x"));
+  EXPECT_LT(rmse(rep, "observer", "yaw"), rmse(rep, "model", "yaw"));
+  EXPECT_LT(rmse(rep, "observer", "yaw_rate"), 5e-4);  // gyro noise 2e-4 rad/s
+  // virtual sensors (seed 003 Table 3 sensors): sideslip and loads
+  EXPECT_LT(rmse(rep, "observer", "sideslip_deg"), 0.1);
+  EXPECT_LT(rmse(rep, "observer", "tyre_fz_fl"), 100.0);  // of ~4300 N static
+  EXPECT_EQ(rep["failures"]["resets"].get<int>(), 0);
+  EXPECT_EQ(rep["failures"]["model_step_failures"].get<int>(), 0);
+  EXPECT_EQ(rep["sensors"]["gnss_pos"]["rejected"].get<int>(), 0);
+  // consistency: the mean NEES of 14 error states is of the order of its dof, not 100x off
+  EXPECT_LT(rep["consistency"]["nees_mean"].get<double>(), 5.0 * rep["consistency"]["nees_dof"].get<double>());
+}
+
+TEST(VehicleObserver, RejectsAFiftyMetreGnssJumpAndKeepsItsPosition) {
+  auto sc = scenario("vehicle_gnss_jump.json", 4);
+  sc.sensors.jumps.at(0).from = 2.0;
+  sc.sensors.jumps.at(0).to = 3.0;
+  const auto rep = exp::run_vehicle_experiment(sc, {});
+  const auto& j = rep["gnss_jumps"].at(0);
+  // 1 s of 50 Hz fixes, every one (the one at 3.0 s may still carry the jump: float time)
+  EXPECT_GE(j["gnss_position_rejected"].get<int>(), 50);
+  EXPECT_LE(j["gnss_position_rejected"].get<int>(), 51);
+  EXPECT_LT(j["max_position_error_m"].get<double>(), 0.1);
+  EXPECT_EQ(rep["failures"]["resets"].get<int>(), 0);
+}
+
+TEST(VehicleObserver, BridgesAGnssOutageWithTheModelAndRecovers) {
+  auto sc = scenario("vehicle_circle_gnss_outage.json", 9);
+  sc.sensors.outages = {{3.0, 7.0}};  // 4 s at 12 m/s on a 40 m circle
+  const auto rep = exp::run_vehicle_experiment(sc, {});
+  const auto& o = rep["gnss_outages"].at(0);
+  EXPECT_NEAR(o["distance_m"].get<double>(), 48.0, 1.0);
+  // dead reckoning on the model, wheels and gyro: well under 1 % of the distance driven
+  EXPECT_LT(o["error_percent_of_distance"].get<double>(), 1.0);
+  EXPECT_GE(o["recovery_s"].get<double>(), 0.0);
+  EXPECT_LT(o["recovery_s"].get<double>(), 1.0);
+  EXPECT_EQ(rep["failures"]["resets"].get<int>(), 0);
+}
+
+// Runs the truth drive and feeds the observer, with `drop(m, t)` deciding which samples never
+// arrive; returns the records.
+template <class Drop>
+std::vector<EstimateRecord> drive(const VehicleScenario& sc, Drop drop) {
+  exp::TruthDrive truth(sc, 1);
+  est::VehicleObserver obs(sc.model, sc.observer, sc.dt);
+  obs.start(sc.manoeuvre.start, 0);
+  std::vector<Measurement> meas;
+  std::vector<EstimateRecord> out;
+  while (!truth.done()) {
+    meas.clear();
+    truth.advance(meas);
+    for (const auto& m : meas)
+      if (!drop(m, truth.t())) obs.push(m);
+    out.push_back(obs.step(truth.t()));
+  }
+  return out;
+}
+
+TEST(VehicleObserver, AGnssThatStopsTimesOutAndMakesTheEstimateInvalid) {
+  auto sc = scenario("vehicle_circle_gnss_1m.json", 3);
+  const auto gnss = [](const Measurement& m) {
+    return m.channel >= Channel::gnss_lat && m.channel <= Channel::gnss_fix_quality;
+  };
+  const auto recs = drive(sc, [&](const Measurement& m, double t) { return t > 1.0 && gnss(m); });
+  const auto gp = static_cast<std::size_t>(SensorKind::gnss_position);
+  const double timeout = sc.observer.gnss.timeout_s;
+  for (const auto& r : recs) {
+    if (r.t < 1.0 + 0.5 * timeout) {
+      EXPECT_FALSE(r.sensors[gp].timed_out) << "t = " << r.t;
+      EXPECT_TRUE(r.validity.position) << "t = " << r.t;
+      EXPECT_TRUE(r.valid) << "t = " << r.t;
+    }
+    if (r.t > 1.0 + timeout + 0.05) {
+      EXPECT_TRUE(r.sensors[gp].timed_out) << "t = " << r.t;
+      EXPECT_NE(r.faults & kFaultGnssTimeout, 0u) << "t = " << r.t;
+      EXPECT_FALSE(r.valid) << "t = " << r.t;
+      // dead reckoning: the position itself stays usable while its uncertainty is small
+      EXPECT_TRUE(r.validity.position) << "t = " << r.t;
+    }
+  }
+  // the model keeps running: the position uncertainty grows without the fixes
+  EXPECT_GT(recs.back().std_x, recs[400].std_x);
+}
+
+TEST(VehicleObserver, WheelSensorsThatStopInvalidateTheVirtualSensors) {
+  auto sc = scenario("vehicle_double_lane_change.json", 2);
+  const auto recs = drive(sc, [](const Measurement& m, double t) {
+    return t > 1.0 && m.channel >= Channel::wheel_count_fl && m.channel <= Channel::wheel_count_rr;
+  });
+  const auto wh = static_cast<std::size_t>(SensorKind::wheel_hall);
+  ASSERT_TRUE(recs[450].validity.virtual_sensors);  // 0.9 s
+  EXPECT_FALSE(recs[450].sensors[wh].timed_out);
+  const auto& last = recs.back();
+  EXPECT_TRUE(last.sensors[wh].timed_out);
+  EXPECT_NE(last.faults & kFaultWheelTimeout, 0u);
+  EXPECT_FALSE(last.validity.virtual_sensors);
+  EXPECT_FALSE(last.valid);
+}
+
+TEST(VehicleObserver, SameSamplesGiveTheSameEstimatesBitForBit) {
+  auto sc = scenario("vehicle_double_lane_change.json", 1);
+  const auto a = drive(sc, [](const Measurement&, double) { return false; });
+  const auto b = drive(sc, [](const Measurement&, double) { return false; });
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    ASSERT_EQ(a[k].x, b[k].x) << k;
+    ASSERT_EQ(a[k].sideslip_deg, b[k].sideslip_deg) << k;
+    ASSERT_EQ(a[k].tyre_fz[0], b[k].tyre_fz[0]) << k;
+  }
+}
+
+TEST(VehicleObserver, StepAllocatesNothingOnceRunning) {
+  auto sc = scenario("vehicle_double_lane_change.json", 1.5);
+  exp::TruthDrive truth(sc, 1);
+  est::VehicleObserver obs(sc.model, sc.observer, sc.dt);
+  std::vector<Measurement> meas;
+  meas.reserve(256);
+  long allocations = 0, steps = 0;
+  while (!truth.done()) {
+    meas.clear();
+    truth.advance(meas);
+    // the first 0.5 s: start from the first fix, first use of every sensor
+    const bool counted = truth.t() > 0.5;
+    if (counted) mbo::test::alloc_count_start();
+    for (const auto& m : meas) obs.push(m);
+    obs.step(truth.t());
+    if (counted) allocations += mbo::test::alloc_count_stop(), ++steps;
+  }
+  ASSERT_TRUE(obs.started());
+  EXPECT_GT(steps, 400);
+  EXPECT_EQ(allocations, 0) << "over " << steps << " steps";
+}
+
+}  // namespace
