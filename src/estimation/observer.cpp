@@ -182,9 +182,12 @@ ObserverStepReport MbObserver::step(const std::vector<ScalarMeasurement>& measur
   if (results) results->clear();
   // Jacobian rows need R and Rdot at the predicted state.
   const bool kin_ok = mb::factor_kinematics(m_, s_.q, ws_);
+  // errorEKF needs the columns of R and Rdot of the observed coordinates (H, correction);
+  // errorEKF-FE's force correction and reported forces use every column.
+  const std::span<const int> cols = ekf_.force_error() ? std::span<const int>(ws_.all_z) : std::span<const int>(settings_.observed);
   if (!measurements.empty() && kin_ok) {
-    mb::compute_R(m_, ws_);
-    mb::compute_Rdot(m_, s_.qd, ws_);
+    mb::compute_R(m_, ws_, cols);
+    mb::compute_Rdot(m_, s_.qd, ws_, cols);
     ws_.x.head(m_.nq) = s_.q;
     ws_.xd.head(m_.nq) = s_.qd;
     xdd_.head(m_.nq) = s_.qdd;
@@ -206,7 +209,7 @@ ObserverStepReport MbObserver::step(const std::vector<ScalarMeasurement>& measur
   } else if (!kin_ok) {
     r.correction_converged = false;
   } else {
-    mb::compute_R(m_, ws_);
+    mb::compute_R(m_, ws_, cols);
   }
   correct(r);
   r.healthy = ekf_.healthy() && r.model_step.converged && r.correction_converged;

@@ -36,6 +36,27 @@ void write_gradient(JacWriter& w, int row, const LinearVec& A, const Vector3d& g
 
 Vector3d eval_dir(const LinearVec& v, const VectorXd& d, int dim) { return evaluate(v, d, dim); }
 
+// sin and cos of an angle coordinate. One Newton iteration evaluates the same few angles
+// (yaw, pitch, roll, steering, spins) in Phi, Phi_q and every column of the Hessian product, so
+// the last value of each slot is remembered: an exact hit returns the same numbers, a miss
+// (another slot on the same line, or a new value) recomputes. Per thread, fixed size.
+struct SinCos {
+  double s, c;
+};
+SinCos sin_cos(int slot, double v) {
+  struct Line {
+    int slot = -1;
+    double v = 0, s = 0, c = 1;
+  };
+  static thread_local Line cache[256];
+  Line& l = cache[static_cast<unsigned>(slot) & 255u];
+  if (l.slot != slot || l.v != v) {
+    l.slot = slot, l.v = v;
+    l.s = std::sin(v), l.c = std::cos(v);
+  }
+  return {l.s, l.c};
+}
+
 struct FactorValues {
   double g[3], dg[3], ddg[3];
 };
@@ -43,17 +64,22 @@ struct FactorValues {
 FactorValues factor_values(const CombinationTerm& term, const VectorXd& x) {
   FactorValues f{};
   for (int j = 0; j < term.nfactors; ++j) {
-    double s = x[term.factors[j].slot];
+    const int slot = term.factors[j].slot;
+    const double s = x[slot];
     switch (term.factors[j].kind) {
       case FactorKind::linear:
         f.g[j] = s, f.dg[j] = 1, f.ddg[j] = 0;
         break;
-      case FactorKind::cos:
-        f.g[j] = std::cos(s), f.dg[j] = -std::sin(s), f.ddg[j] = -std::cos(s);
+      case FactorKind::cos: {
+        const auto sc = sin_cos(slot, s);
+        f.g[j] = sc.c, f.dg[j] = -sc.s, f.ddg[j] = -sc.c;
         break;
-      case FactorKind::sin:
-        f.g[j] = std::sin(s), f.dg[j] = std::cos(s), f.ddg[j] = -std::sin(s);
+      }
+      case FactorKind::sin: {
+        const auto sc = sin_cos(slot, s);
+        f.g[j] = sc.s, f.dg[j] = sc.c, f.ddg[j] = -sc.s;
         break;
+      }
     }
   }
   return f;
@@ -158,8 +184,8 @@ void constraint_values(const Model& m, const VectorXd& x, const VectorXd& u, Vec
       case ConstraintKind::angle: {
         const auto& a = m.angles[c.index];
         Vector3d A = evaluate(a.A, x, m.dim), B = evaluate(a.B, x, m.dim), n = axis_of(a, x, m.dim);
-        double th = x[a.theta_slot];
-        phi[c.row] = std::cos(th) * A.cross(B).dot(n) - std::sin(th) * A.dot(B);
+        const auto th = sin_cos(a.theta_slot, x[a.theta_slot]);
+        phi[c.row] = th.c * A.cross(B).dot(n) - th.s * A.dot(B);
         break;
       }
       case ConstraintKind::driving: {
@@ -188,7 +214,8 @@ void jacobian_impl(const Model& m, const VectorXd& x, JacWriter& w) {
       case ConstraintKind::angle: {
         const auto& a = m.angles[c.index];
         Vector3d A = evaluate(a.A, x, m.dim), B = evaluate(a.B, x, m.dim), n = axis_of(a, x, m.dim);
-        double th = x[a.theta_slot], ct = std::cos(th), st = std::sin(th);
+        const auto th = sin_cos(a.theta_slot, x[a.theta_slot]);
+        const double ct = th.c, st = th.s;
         double T = A.cross(B).dot(n), D = A.dot(B);
         w(c.row, a.theta_slot, -st * T - ct * D);
         write_gradient(w, c.row, a.A, ct * B.cross(n) - st * B, m.dim, 1.0);
@@ -240,7 +267,8 @@ void constraint_hessian_product(const Model& m, const VectorXd& x, const VectorX
         Vector3d Ab = eval_dir(g.A, b, m.dim), Bb = eval_dir(g.B, b, m.dim);
         Vector3d na = Vector3d::Zero(), nb = Vector3d::Zero();
         if (!g.n.terms.empty()) na = eval_dir(g.n, a, m.dim), nb = eval_dir(g.n, b, m.dim);
-        double th = x[g.theta_slot], ct = std::cos(th), st = std::sin(th);
+        const auto th = sin_cos(g.theta_slot, x[g.theta_slot]);
+        const double ct = th.c, st = th.s;
         double tha = a[g.theta_slot], thb = b[g.theta_slot];
         double T = A.cross(B).dot(n), D = A.dot(B);
         double dTa = Aa.cross(B).dot(n) + A.cross(Ba).dot(n) + A.cross(B).dot(na);

@@ -57,60 +57,40 @@ bool assemble_tangent(const Model& m, const State& s, Workspace& ws, Coefficient
   return T.factorize();
 }
 
-// y = T v, term by term from the values T was assembled from ((K + K')/2 as in T).
-void tangent_times(const Model& m, Workspace& ws, Coefficients co, const VectorXd& v, VectorXd& y) {
-  const double a = co.alpha;
-  mass_times(m, v, y);
-  jv(m, ws, v, ws.hv);
-  add_jt(m, ws, ws.hv, co.j * a, y);
-  auto sym = [&](const std::vector<Model::Entry>& pat, const std::vector<double>& val, double s) {
-    for (std::size_t e = 0; e < pat.size(); ++e) {
-      y[pat[e].row] += 0.5 * s * val[e] * v[pat[e].col];
-      y[pat[e].col] += 0.5 * s * val[e] * v[pat[e].row];
-    }
-  };
-  sym(m.force_K, ws.forces.K, co.k);
-  sym(m.force_C, ws.forces.C, co.c);
-  for (std::size_t f = 0; f < m.custom_forces.size(); ++f) {
-    const auto& c = ws.custom_coordinates[f];  // coordinates() returns a new vector
-    const auto& K = ws.forces.custom_K[f];
-    const auto& C = ws.forces.custom_C[f];
-    const int n = static_cast<int>(c.size());
-    for (int i = 0; i < n; ++i)
-      for (int j = 0; j < n; ++j)
-        y[c[i]] += 0.5 * (co.k * (K(i, j) + K(j, i)) + co.c * (C(i, j) + C(j, i))) * v[c[j]];
-  }
-}
-
-// Mass-damping-stiffness orthogonal projections of velocities and accelerations (eq. (42)),
-// at ws.x with the tangent factorised there. With a finite penalty one projection leaves a
-// residual of order M / (alpha dt^2/4 Phi_q'Phi_q) times the violation; the projection is
-// repeated (an augmented-Lagrangian iteration on the same factorisation, no new assembly)
-// until the velocity and acceleration constraints hold to 1e-12 relative.
+// Mass-damping-stiffness orthogonal projections of velocities and accelerations (eq. (42)):
+// T qd = T qd* - dt^2/4 alpha Phi_q' (Phi_q qd* + Phi_t), i.e. qd = qd* - T^-1 dt^2/4 alpha
+// Phi_q' r with r the velocity-constraint residual (and the same for qdd). Phi_q is that of the
+// converged position; T is the factorisation of the last Newton iteration (its position
+// differs from the converged one by less than the Newton tolerance): the correction form needs
+// no product with T, so the fixed point is r = 0 exactly whatever T was factorised at. With a
+// finite penalty one projection leaves a residual of order M / (alpha dt^2/4 Phi_q'Phi_q) times
+// the violation; the projection is repeated until the velocity and acceleration constraints
+// hold to 1e-12 relative.
 void project(const Model& m, State& s, Workspace& ws, Coefficients co) {
+  constexpr double kProjectionTolerance = 1e-12;
   const double a = co.alpha;
-  constexpr int kRepeats = 4;
+  constexpr int kRepeats = 6;
   constraint_time_terms(m, s.u, ws.phi_t, ws.phi_tt);
-  // T qd = T qd* - dt^2/4 alpha Phi_q' (Phi_q qd* + Phi_t)
   for (int it = 0; it < kRepeats; ++it) {
     jv(m, ws, s.qd, ws.kc_dyn);
     ws.kc_dyn += ws.phi_t;
-    if (ws.kc_dyn.lpNorm<Eigen::Infinity>() <= 1e-12 * (1 + s.qd.lpNorm<Eigen::Infinity>())) break;
-    tangent_times(m, ws, co, s.qd, ws.tmp);
+    if (ws.kc_dyn.lpNorm<Eigen::Infinity>() <= kProjectionTolerance * (1 + s.qd.lpNorm<Eigen::Infinity>())) break;
+    ws.tmp.setZero();
     add_jt(m, ws, ws.kc_dyn, -co.j * a, ws.tmp);
-    ws.tangent.solve(ws.tmp, s.qd);
+    ws.tangent.solve(ws.tmp, ws.dq);
+    s.qd += ws.dq;
   }
-  // T qdd = T qdd* - dt^2/4 alpha Phi_q' (Phi_q qdd* + Phi_q_dot qd + Phi_tt)
   ws.xd.head(m.nq) = s.qd;
   constraint_hessian_product(m, ws.x, ws.xd, ws.xd, ws.phi);  // phi as scratch: Phi_q_dot qd
   ws.phi += ws.phi_tt;
   for (int it = 0; it < kRepeats; ++it) {
     jv(m, ws, s.qdd, ws.kc_dyn);
     ws.kc_dyn += ws.phi;
-    if (ws.kc_dyn.lpNorm<Eigen::Infinity>() <= 1e-12 * (1 + s.qdd.lpNorm<Eigen::Infinity>())) break;
-    tangent_times(m, ws, co, s.qdd, ws.tmp);
+    if (ws.kc_dyn.lpNorm<Eigen::Infinity>() <= kProjectionTolerance * (1 + s.qdd.lpNorm<Eigen::Infinity>())) break;
+    ws.tmp.setZero();
     add_jt(m, ws, ws.kc_dyn, -co.j * a, ws.tmp);
-    ws.tangent.solve(ws.tmp, s.qdd);
+    ws.tangent.solve(ws.tmp, ws.dq);
+    s.qdd += ws.dq;
   }
 }
 
@@ -166,11 +146,8 @@ StepResult step(const Model& m, State& s, Workspace& ws, double dt) {
   ws.xd.head(m.nq) = s.qd;
   constraint_values(m, ws.x, s.u, ws.phi);
   r.phi_norm = m.nc ? ws.phi.lpNorm<Eigen::Infinity>() : 0.0;
-  // Projections with the tangent at the converged position.
-  if (!assemble_tangent(m, s, ws, co)) {
-    r.converged = false;
-    return r;
-  }
+  // Projections: Phi_q at the converged position, the last iteration's factorisation.
+  constraint_jacobian(m, ws.x, ws.jac.data());
   project(m, s, ws, co);
   if (!r.converged) r.iterations = m.solver.max_iterations;
   return r;

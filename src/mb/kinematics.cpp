@@ -89,31 +89,35 @@ void solve_acceleration(const Model& m, const VectorXd& u, const VectorXd& qd, V
   for (std::size_t d = 0; d < ws.dep_slots.size(); ++d) qdd[ws.dep_slots[d]] = -ws.kd[d];
 }
 
-void compute_R(const Model& m, Workspace& ws) {
-  ws.R.setZero();
-  for (std::size_t j = 0; j < m.z.size(); ++j) {
+void compute_R(const Model& m, Workspace& ws, std::span<const int> z_columns) {
+  for (const int j : z_columns) {
     ws.kc.setZero();
     for (std::size_t e = 0; e < m.jac.size(); ++e)
       if (m.jac[e].col == m.z[j]) ws.kc[m.jac[e].row] += ws.jac[e];
     jt_dep(m, ws, ws.kc, ws.kd);
     ws.kin.solve(ws.kd, ws.kd);
+    ws.R.col(j).setZero();
     for (std::size_t d = 0; d < ws.dep_slots.size(); ++d) ws.R(ws.dep_slots[d], j) = -ws.kd[d];
     ws.R(m.z[j], j) = 1;
   }
 }
 
-void compute_Rdot(const Model& m, const VectorXd& qd, Workspace& ws) {
+void compute_Rdot(const Model& m, const VectorXd& qd, Workspace& ws, std::span<const int> z_columns) {
   // Phi_q R = 0  =>  Phi_q Rdot = -Phi_q_dot R, with Rdot's z rows zero.
-  ws.Rdot.setZero();
   ws.xd.head(m.nq) = qd;
   ws.xa.setZero();
-  for (std::size_t j = 0; j < m.z.size(); ++j) {
+  for (const int j : z_columns) {
     ws.xa.head(m.nq) = ws.R.col(j);
     constraint_hessian_product(m, ws.x, ws.xd, ws.xa, ws.kc);
     jt_dep(m, ws, ws.kc, ws.kd);
     ws.kin.solve(ws.kd, ws.kd);
+    ws.Rdot.col(j).setZero();
     for (std::size_t d = 0; d < ws.dep_slots.size(); ++d) ws.Rdot(ws.dep_slots[d], j) = -ws.kd[d];
   }
 }
+
+void compute_R(const Model& m, Workspace& ws) { compute_R(m, ws, ws.all_z); }
+
+void compute_Rdot(const Model& m, const VectorXd& qd, Workspace& ws) { compute_Rdot(m, qd, ws, ws.all_z); }
 
 }  // namespace mbo::mb

@@ -83,6 +83,8 @@ Workspace::Workspace(const Model& m) {
     kc = VectorXd::Zero(m.nc);
     R = Eigen::MatrixXd::Zero(m.nq, m.z.size());
     Rdot = Eigen::MatrixXd::Zero(m.nq, m.z.size());
+    all_z.resize(m.z.size());
+    for (std::size_t j = 0; j < m.z.size(); ++j) all_z[j] = static_cast<int>(j);
   }
 }
 

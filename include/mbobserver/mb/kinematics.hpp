@@ -6,6 +6,8 @@
 // constraints are accepted.
 #pragma once
 
+#include <span>
+
 #include "mbobserver/mb/model.hpp"
 #include "mbobserver/mb/workspace.hpp"
 
@@ -35,5 +37,9 @@ void solve_acceleration(const Model& m, const VectorXd& u, const VectorXd& qd, V
 void compute_R(const Model& m, Workspace& ws);
 // ws.Rdot = dR/dt along qd (needs ws.R).
 void compute_Rdot(const Model& m, const VectorXd& qd, Workspace& ws);
+// Only the columns `z_columns` (indices into m.z) of R and Rdot; the others are left as they
+// were. An observer needs the columns of the coordinates it corrects, not all of them.
+void compute_R(const Model& m, Workspace& ws, std::span<const int> z_columns);
+void compute_Rdot(const Model& m, const VectorXd& qd, Workspace& ws, std::span<const int> z_columns);
 
 }  // namespace mbo::mb

@@ -45,6 +45,7 @@ class Workspace {
   bool has_kinematics = false;
   std::vector<int> dep_index;        // q slot -> dependent index, -1 for z
   std::vector<int> dep_slots;        // dependent index -> q slot
+  std::vector<int> all_z;            // 0 .. nz-1: every column of R
   SparseSystem kin;
   std::vector<PairSlot> kin_slots;   // pairs of Jacobian entries on dependent columns
   VectorXd kd, kr, kc;               // dependent-sized scratch; nc-sized scratch

@@ -75,7 +75,7 @@ struct VehicleParams {
   Road road;
   // Solver settings (see vehicle_build: why these values)
   double newton_tolerance = 1e-7;
-  int newton_max_iterations = 20;
+  int newton_max_iterations = 30;
   double penalty_ratio = 100;
 
   double wheelbase() const { return axles[0].x_m - axles[1].x_m; }
