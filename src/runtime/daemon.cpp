@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -237,6 +238,14 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
       t_first = f.t;
     }
     pacer.start(t_first);
+    // Only the reader writes the watermark; the estimator sleeps on it (C++20 atomic wait),
+    // woken only when it waits.
+    auto raise_watermark = [&](double t) {
+      if (t > watermark.load(std::memory_order_relaxed)) {
+        watermark.store(t, std::memory_order_release);
+        watermark.notify_one();
+      }
+    };
     reader = std::thread([&, have_first, f, rp = pacer]() mutable {
       block_stop_signals_in_this_thread();
       bool more = have_first;
@@ -247,18 +256,19 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
           for (;;) {
             const double now_log = rp.log_time_now();
             if (now_log >= f.t || stop.load(std::memory_order_relaxed)) break;
-            watermark.store(std::max(watermark.load(std::memory_order_relaxed), now_log), std::memory_order_release);
+            raise_watermark(now_log);
             sleep_until_monotonic_ns(std::min(rp.target_ns(f.t), monotonic_ns() + 1'000'000));
           }
         }
         decoder.on_frame(f, monotonic_ns(), &stop);
         t_last_frame.store(std::max(t_last_frame.load(std::memory_order_relaxed), f.t), std::memory_order_relaxed);
-        watermark.store(std::max(watermark.load(std::memory_order_relaxed), f.t), std::memory_order_release);
+        raise_watermark(f.t);
         if ((n & 1023u) == 0) read_fraction.store(log->fraction_read(), std::memory_order_relaxed);
         more = log->next(f);
       }
       read_fraction.store(1.0, std::memory_order_relaxed);
       reader_done.store(true, std::memory_order_release);
+      raise_watermark(std::numeric_limits<double>::infinity());  // end of the log (or stop)
     });
   }
 
@@ -285,15 +295,16 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
       std::int64_t step_start;
       if (replay) {
         t = t0 + k * dt;
-        // every frame up to t must have been read before the step (deterministic replay)
-        while (!reader_done.load(std::memory_order_acquire) && watermark.load(std::memory_order_acquire) <= t + kSameInstant_s &&
-               !stop.load(std::memory_order_relaxed))
-          std::this_thread::yield();
+        if (!pacer.wait_until(t, [&] { return stop.load(std::memory_order_relaxed); })) break;
+        // every frame up to t must have been read before the step (deterministic replay); the
+        // reader raises the watermark past t at t's wall moment (paced) or long before (max)
+        for (double w = watermark.load(std::memory_order_acquire); w <= t + kSameInstant_s;
+             w = watermark.load(std::memory_order_acquire))
+          watermark.wait(w, std::memory_order_acquire);
         if (reader_done.load(std::memory_order_acquire) && meas_q.depth() == 0 && !have_pending &&
             t > t_last_frame.load(std::memory_order_relaxed) + dt)
           break;
         if (opt.stop_after_s > 0 && t - t0 > opt.stop_after_s) break;
-        if (!pacer.wait_until(t, [&] { return stop.load(std::memory_order_relaxed); })) break;
         if (opt.rate.max == false && pacer.behind_s(t) > dt) deadline_misses.fetch_add(1, std::memory_order_relaxed);
         step_start = monotonic_ns();
       } else {

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Load test of the daemon (issue 8): a simulated drive padded to a saturated classic CAN bus
+# (about 8000 frames/s at 1 Mbit/s) replayed at real time through mbobserverd with the 500 Hz
+# vehicle observer of config/mbobserver.json. Passes when there are no queue overflows and no
+# deadline misses and the resident memory does not grow after the first seconds; prints the
+# latency percentiles. Not a unit test: it takes the drive's duration in wall time and wants
+# a quiet machine (run it alone).
+#
+# usage: tools/load_test.sh [SECONDS (60)] [FRAMES_PER_S (8000)]   (after scripts/build.sh)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-60}
+fps=${2:-8000}
+bin=build/src/programs
+out=out/load
+mkdir -p "$out"
+for p in mbobserver-sim mbobserverd; do
+  [ -x "$bin/$p" ] || { echo "load_test: $bin/$p missing: run scripts/build.sh first" >&2; exit 2; }
+done
+
+# A steady 40 m circle at 12 m/s for the whole duration (vehicle paths made absolute).
+/usr/bin/python3 - "$seconds" "$out/scenario.json" <<'PY'
+import json, os, sys
+src = "scenarios/vehicle_gnss_jump.json"
+s = json.load(open(src))
+s["description"] = f"load test: steady circle for {sys.argv[1]} s (from {src}, no GNSS jump)"
+s["duration"] = float(sys.argv[1])
+s["sensors"]["gnss"].pop("jumps", None)
+s["initial"] = "first_fix"
+for k in ("truth", "model"):
+    s[k]["vehicle"] = os.path.abspath(os.path.join(os.path.dirname(src), s[k]["vehicle"]))
+json.dump(s, open(sys.argv[2], "w"), indent=1)
+PY
+"$bin/mbobserver-sim" "$out/scenario.json" --candump "$out/drive.log" --truth "$out/truth.csv"
+/usr/bin/python3 tools/bus_load.py "$out/drive.log" "$out/loaded.log" "$fps"
+
+echo "== mbobserverd --replay $out/loaded.log --rate realtime (${seconds} s)"
+"$bin/mbobserverd" --config config/mbobserver.json --replay "$out/loaded.log" --rate realtime \
+  --summary-json "$out/summary.json" --no-progress > /dev/null &
+pid=$!
+: > "$out/rss.txt"
+while kill -0 "$pid" 2> /dev/null; do
+  awk '/VmRSS/ {print $2}' "/proc/$pid/status" 2> /dev/null >> "$out/rss.txt" || true
+  sleep 1
+done
+wait "$pid"
+
+/usr/bin/python3 - "$out" "$seconds" <<'PY'
+import json, sys
+out, seconds = sys.argv[1], float(sys.argv[2])
+s = json.load(open(f"{out}/summary.json"))
+rss = [int(x) for x in open(f"{out}/rss.txt").read().split()]
+f, q, lat = s["frames"], s["queues"], s["latency_us"]
+print(f"frames {f['received']} in {s['wall_time_s']:.1f} s wall ({f['received'] / s['wall_time_s']:.0f}/s): "
+      f"{f['decoded']} decoded, {f['unknown_id']} unknown id, {f['known_unmapped']} known but unmapped")
+print(f"steps {s['steps']}, deadline misses {s['deadline_misses']}, "
+      f"queue overflows {q['measurements']['overflows']} (high water {q['measurements']['high_water']} of "
+      f"{q['measurements']['capacity']}) + {q['estimates']['overflows']}")
+for k in ("frame_to_step", "step_compute", "step_to_send"):
+    h = lat[k]
+    print(f"latency {k:13s} p50 {h['p50']:8.1f} us  p99 {h['p99']:8.1f} us  p99.9 {h['p999']:8.1f} us  max {h['max']:8.1f} us")
+# memory: after the first 5 s (start-up, first fix) the resident size must stay flat
+steady = rss[5:] if len(rss) > 10 else rss
+growth = (max(steady) - min(steady)) / 1024 if steady else 0
+print(f"resident memory {min(steady) / 1024:.1f}..{max(steady) / 1024:.1f} MB after 5 s ({len(rss)} samples), "
+      f"growth {growth:.2f} MB; peak {s['max_rss_mb']:.1f} MB")
+bad = []
+if q["measurements"]["overflows"] or q["estimates"]["overflows"]: bad.append("queue overflows")
+if s["deadline_misses"]: bad.append(f"{s['deadline_misses']} deadline misses")
+if growth > 1.0: bad.append(f"memory grew {growth:.1f} MB")
+if s["steps"] < 0.99 * seconds / 0.002: bad.append("steps missing")
+print("load test: " + ("PASS" if not bad else "FAIL: " + ", ".join(bad)))
+sys.exit(1 if bad else 0)
+PY
