@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "mbobserver/estimation/sensors/gnss.hpp"
 #include "mbobserver/estimation/sensors/imu.hpp"
@@ -94,7 +95,7 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
     G.chassis_only = g->boolean("chassis_only", false);
     G.course_min_speed = g->non_negative("course_min_speed", G.course_min_speed);
     G.timeout_s = g->positive("timeout_s", G.timeout_s);
-    G.gate_sigma = g->non_negative("gate_sigma", G.gate_sigma);
+    G.gate_sigma = g->non_negative("gate_sigma", c.settings.filter.gate_sigma);
     G.reset_after_rejection_s = g->positive("reset_after_rejection_s", G.reset_after_rejection_s);
     if (auto o = g->find("origin")) {
       if (o->is_string()) {
@@ -136,18 +137,18 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
     axes("gyro_axes", I.gyro_axes);
     axes("accel_axes", I.accel_axes);
     I.timeout_s = m->positive("timeout_s", I.timeout_s);
-    I.gate_sigma = m->non_negative("gate_sigma", I.gate_sigma);
+    I.gate_sigma = m->non_negative("gate_sigma", c.settings.filter.gate_sigma);
     m->finish();
   }
   if (auto w = sec.find("wheels")) {
     auto& W = c.wheels;
     W.teeth = static_cast<int>(w->integer("teeth", 1, 100000, 40));
-    W.angle_std = w->positive("angle_std", W.angle_std);
-    auto mod = static_cast<std::uint32_t>(w->integer("modulus", 2, 1LL << 32, 65536));
+    W.angle_std = w->positive("angle_std", 2 * M_PI / W.teeth / std::sqrt(12.0));  // one tooth, uniform
+    auto mod = static_cast<std::uint64_t>(w->integer("modulus", 2, 1LL << 32, 65536));
     W.modulus = {mod, mod, mod, mod};
     W.use = w->boolean("use", true);
     W.timeout_s = w->positive("timeout_s", W.timeout_s);
-    W.gate_sigma = w->non_negative("gate_sigma", W.gate_sigma);
+    W.gate_sigma = w->non_negative("gate_sigma", c.settings.filter.gate_sigma);
     W.reset_after_rejection_s = w->positive("reset_after_rejection_s", W.reset_after_rejection_s);
     w->finish();
   }
@@ -198,6 +199,7 @@ VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle,
   meas_kind_.reserve(32);
   results_.reserve(32);
   last_sample_t_.fill(-1);
+  channel_last_t_.fill(-1);
   tr_max_.fill(0);
 }
 
@@ -228,6 +230,7 @@ bool VehicleObserver::take(Channel c, double t, double& value, double& time) {
   s.fresh = false;
   value = s.value;
   time = s.t;
+  channel_last_t_[idx(c)] = s.t;
   return true;
 }
 
@@ -306,12 +309,10 @@ void VehicleObserver::gather(double t) {
   // IMU
   for (int k = 0; k < 3; ++k) {
     if (take(static_cast<Channel>(idx(Channel::gyro_x) + k), t, v, ts)) {
-      last_sample_t_[idx(SensorKind::gyroscope)] = ts;
       if (cfg_.imu.use_gyro && cfg_.imu.gyro_axes[k])
         add(kGyro, k, v, cfg_.imu.gyro_std * cfg_.imu.gyro_std, cfg_.imu.gate_sigma, SensorKind::gyroscope);
     }
     if (take(static_cast<Channel>(idx(Channel::accel_x) + k), t, v, ts)) {
-      last_sample_t_[idx(SensorKind::accelerometer)] = ts;
       if (use_accel_ && cfg_.imu.accel_axes[k])
         add(kAccel, k, v, cfg_.imu.accel_std * cfg_.imu.accel_std, cfg_.imu.gate_sigma, SensorKind::accelerometer);
     }
@@ -319,7 +320,6 @@ void VehicleObserver::gather(double t) {
   // Hall wheel sensors
   for (int w = 0; w < 4; ++w) {
     if (!take(static_cast<Channel>(idx(Channel::wheel_count_fl) + w), t, v, ts)) continue;
-    last_sample_t_[idx(SensorKind::wheel_hall)] = ts;
     if (!hall_[w]) hall_[w].emplace(cfg_.wheels.teeth, cfg_.wheels.modulus[w]);
     const double model_angle = obs_->state().q[vehicle_->wheels[w].spin];
     const double angle = hall_[w]->angle(static_cast<std::uint32_t>(std::llround(v)), model_angle);
@@ -483,7 +483,20 @@ void VehicleObserver::fill_record(double t) {
   rec_.t = t;
   rec_.faults = faults_;
   rec_.resets = counters_.resets;
-  // Per-sensor health
+  // Per-sensor health. A kind of several channels is as old as its oldest channel: one dead
+  // wheel sensor or gyro axis is a timeout although the others still send.
+  auto oldest = [&](Channel first, int n, const std::array<bool, 3>* axes) {
+    double o = std::numeric_limits<double>::infinity();
+    bool any = false;
+    for (int k = 0; k < n; ++k)
+      if (!axes || (*axes)[k]) o = std::min(o, channel_last_t_[idx(first) + k]), any = true;
+    if (!any)  // no axis selected: any of them counts
+      for (int k = 0; k < n; ++k) o = std::min(o, channel_last_t_[idx(first) + k]);
+    return o;
+  };
+  last_sample_t_[idx(SensorKind::wheel_hall)] = oldest(Channel::wheel_count_fl, 4, nullptr);
+  last_sample_t_[idx(SensorKind::gyroscope)] = oldest(Channel::gyro_x, 3, &cfg_.imu.gyro_axes);
+  last_sample_t_[idx(SensorKind::accelerometer)] = oldest(Channel::accel_x, 3, &cfg_.imu.accel_axes);
   const double timeouts[kSensorKindCount] = {cfg_.gnss.timeout_s, cfg_.gnss.timeout_s, cfg_.gnss.timeout_s,
                                              cfg_.imu.timeout_s,  cfg_.imu.timeout_s,  cfg_.wheels.timeout_s};
   for (std::size_t k = 0; k < kSensorKindCount; ++k) {

@@ -35,7 +35,7 @@ SensorSimConfig read_sensor_sim_config(const JsonReader& r) {
   if (auto w = r.find("wheels")) {
     c.wheel_rate_hz = w->positive("rate_hz", c.wheel_rate_hz);
     c.teeth = static_cast<int>(w->integer("teeth", 1, 100000, c.teeth));
-    c.modulus = static_cast<std::uint32_t>(w->integer("modulus", 2, 1LL << 32, c.modulus));
+    c.modulus = static_cast<std::uint64_t>(w->integer("modulus", 2, 1LL << 32, static_cast<long long>(c.modulus)));
     c.wheel_extra_std = w->non_negative("extra_std", 0);
     w->finish();
   }

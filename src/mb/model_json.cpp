@@ -85,7 +85,7 @@ class Loader {
     }
     if (auto s = root_.find("solver")) {
       auto& st = b_.solver();
-      st.penalty = s->positive("penalty", st.penalty);
+      st.penalty = s->non_negative("penalty", st.penalty);  // 0: scaled to the model and step
       st.penalty_ratio = s->positive("penalty_ratio", st.penalty_ratio);
       st.tolerance = s->positive("tolerance", st.tolerance);
       st.max_iterations = static_cast<int>(s->integer("max_iterations", 1, 1000, st.max_iterations));

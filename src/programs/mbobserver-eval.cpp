@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -26,9 +27,18 @@ struct Stats {
   }
 };
 
-double wrap(double a) {
-  a = std::remainder(a, 2 * M_PI);
-  return a;
+double wrap(double a) { return std::remainder(a, 2 * M_PI); }
+
+// The value at a path of object keys, or null when a key is missing or a level is no object.
+const json* find_path(const json& j, const std::vector<std::string>& path) {
+  const json* v = &j;
+  for (const auto& k : path) {
+    if (!v->is_object()) return nullptr;
+    auto it = v->find(k);
+    if (it == v->end()) return nullptr;
+    v = &*it;
+  }
+  return v;
 }
 
 }  // namespace
@@ -104,8 +114,25 @@ int main(int argc, char** argv) {
       qs.push_back({std::string("tyre_fz_") + W[w], {"virtual", "tyre_fz"}, w, std::string("tyre_fz_") + W[w], false});
       qs.push_back({std::string("travel_") + W[w], {"virtual", "suspension_travel"}, w, std::string("travel_") + W[w], false});
     }
-    for (const auto& q : qs)
-      if (!col.count(q.truth)) throw mbo::ConfigError(truth_file + ":1: no column \"" + q.truth + "\"");
+    // A truth file may hold only what was measured (a reference system on a real car gives
+    // position, velocity and sideslip, not tyre forces): quantities without a column are not
+    // scored and are listed as such; only the time is required.
+    if (!col.count("t") || col["t"] != 0) throw mbo::ConfigError(truth_file + ":1: the first column must be \"t\"");
+    std::vector<std::string> not_scored;
+    std::erase_if(qs, [&](const Q& q) {
+      if (col.count(q.truth)) return false;
+      not_scored.push_back(q.name);
+      return true;
+    });
+    if (qs.empty()) throw mbo::ConfigError(truth_file + ":1: no column of a scored quantity (x, y, yaw, vx, ...)");
+    // sideslip is scored above a speed: the "speed" column, else the horizontal velocity
+    const int c_speed = col.count("speed") ? col["speed"] : -1;
+    const int c_vx = col.count("vx") ? col["vx"] : -1, c_vy = col.count("vy") ? col["vy"] : -1;
+    auto speed_of = [&](const std::vector<double>& r) {
+      if (c_speed >= 0) return r[c_speed];
+      if (c_vx >= 0 && c_vy >= 0) return std::hypot(r[c_vx], r[c_vy]);
+      return std::numeric_limits<double>::infinity();
+    };
     std::vector<Stats> st(qs.size());
     std::ifstream ein(est_file);
     if (!ein) throw mbo::ConfigError(est_file + ": cannot open file");
@@ -121,14 +148,17 @@ int main(int argc, char** argv) {
         ++bad;
         continue;
       }
-      if (!e.is_object() || !e.contains("t")) {
+      // a line that is not an estimate record (wrong types, missing keys) is counted, not fatal
+      const json* jt = e.is_object() ? find_path(e, {"t"}) : nullptr;
+      const json* jv = e.is_object() ? find_path(e, {"health", "valid"}) : nullptr;
+      if (!jt || !jt->is_number() || !jv || !jv->is_boolean()) {
         ++bad;
         continue;
       }
       ++n;
-      const double t = e["t"].get<double>();
+      const double t = jt->get<double>();
       if (std::isnan(t_first)) t_first = t;
-      if (!e["health"]["valid"].get<bool>()) continue;
+      if (!jv->get<bool>()) continue;
       ++valid;
       if (t - t_first < from) continue;
       const auto* tr = truth_at(t);
@@ -136,10 +166,11 @@ int main(int argc, char** argv) {
       ++matched;
       for (std::size_t i = 0; i < qs.size(); ++i) {
         const auto& q = qs[i];
-        if (q.name == "sideslip_deg" && (*tr)[col["speed"]] < sideslip_min_speed) continue;
-        const json& v = e[q.path[0]][q.path[1]];
-        const double est = q.index >= 0 ? v[q.index].get<double>() : v.get<double>();
-        const double err = est - (*tr)[col[q.truth]];
+        if (q.name == "sideslip_deg" && speed_of(*tr) < sideslip_min_speed) continue;
+        const json* v = find_path(e, q.path);
+        if (v && q.index >= 0) v = v->is_array() && static_cast<std::size_t>(q.index) < v->size() ? &(*v)[q.index] : nullptr;
+        if (!v || !v->is_number()) continue;  // a record without this output (e.g. not started)
+        const double err = v->get<double>() - (*tr)[col[q.truth]];
         st[i].add(q.angle ? wrap(err) : err);
       }
     }
@@ -149,6 +180,7 @@ int main(int argc, char** argv) {
     rep["valid"] = valid;
     rep["scored"] = matched;
     rep["bad_lines"] = bad;
+    rep["not_scored"] = not_scored;
     for (std::size_t i = 0; i < qs.size(); ++i) {
       rep["rmse"]["observer"][qs[i].name] = st[i].n ? std::sqrt(st[i].sum2 / st[i].n) : 0.0;
       rep["max_abs"]["observer"][qs[i].name] = st[i].max;

@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
   std::string config, replay, rate = "realtime", record, summary;
   bool check = false, no_progress = false;
   double stop_after = 0;
-  app.add_option("--config", config, "configuration file (config/mbobserver.json is the embedded default)")
+  app.add_option("--config", config, "configuration file (the repository ships config/mbobserver.json, the bundled drive's car)")
       ->required();
   app.add_option("--replay", replay, "replay a candump -l or Vector ASC log instead of the live bus");
   app.add_option("--rate", rate, "replay pace: realtime, max or a factor (2 = twice real time)")->capture_default_str();

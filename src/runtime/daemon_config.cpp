@@ -31,7 +31,7 @@ DaemonConfig load_daemon_config(const std::filesystem::path& file) {
   // The wheel counters wrap where the DBC's signals do.
   for (int w = 0; w < 4; ++w) {
     auto m = c.signals->counter_modulus(static_cast<Channel>(static_cast<int>(Channel::wheel_count_fl) + w));
-    if (m) c.observer.wheels.modulus[w] = static_cast<std::uint32_t>(std::min<std::uint64_t>(*m, 0xffffffffu));
+    if (m) c.observer.wheels.modulus[w] = *m;
   }
   c.publish = root.has("publish") ? read_publish_config(root.at("publish")) : PublishConfig{};
   c.runtime = root.has("runtime") ? read_runtime_config(root.at("runtime")) : RuntimeConfig{};

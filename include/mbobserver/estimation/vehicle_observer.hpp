@@ -57,8 +57,8 @@ struct ImuConfig {
 
 struct WheelSensorConfig {
   int teeth = 40;
-  double angle_std = 0.17;
-  std::array<std::uint32_t, 4> modulus{65536, 65536, 65536, 65536};
+  double angle_std = 0.0453;  // rad: one tooth of 40, uniform (2 pi / 40 / sqrt(12)); the reader derives it from `teeth`
+  std::array<std::uint64_t, 4> modulus{65536, 65536, 65536, 65536};
   bool use = true;
   double timeout_s = 0.1;
   double gate_sigma = 5;
@@ -157,6 +157,7 @@ class VehicleObserver {
   std::vector<int> meas_kind_;
   std::vector<UpdateResult> results_;
   std::array<double, kSensorKindCount> last_sample_t_{};
+  std::array<double, kChannelCount> channel_last_t_{};  // time of the last sample taken per channel
   std::array<double, kSensorKindCount> tr_max_{};
   double gnss_rejected_since_ = -1, last_fix_e_ = 0, last_fix_n_ = 0, last_fix_u_ = 0, last_fix_t_ = -1;
   double last_gnss_speed_ = 0, last_gnss_course_ = 0, last_fix_quality_ = 1;

@@ -32,7 +32,7 @@ struct SensorSimConfig {
   // Hall wheel sensors
   double wheel_rate_hz = 500;
   int teeth = 40;
-  std::uint32_t modulus = 65536;
+  std::uint64_t modulus = 65536;
   double wheel_extra_std = 0;  // rad of jitter on top of the quantisation (vibration)
   // GNSS
   double gnss_rate_hz = 50, position_std = 0.02, velocity_std = 0.1;

@@ -211,7 +211,7 @@ struct SolverSettings {
   // an alpha costs digits.
   double penalty = 0;
   double penalty_ratio = 100;
-  double tolerance = 1e-10;      // Newton: ||dq||_inf relative to the coordinate scale
+  double tolerance = 1e-10;      // Newton: ||dq||_inf, absolute (m, rad)
   int max_iterations = 25;
   double kinematic_tolerance = 1e-12;  // ||Phi||_inf for the position problem
   int kinematic_max_iterations = 50;

@@ -33,7 +33,7 @@ class WheelHallSensor final : public Sensor {
 // samples cannot be told from a wrap: it is taken as the shorter way round).
 class HallUnwrapper {
  public:
-  HallUnwrapper(int teeth, std::uint32_t modulus) : teeth_(teeth), modulus_(modulus) {}
+  HallUnwrapper(int teeth, std::uint64_t modulus) : teeth_(teeth), modulus_(modulus) {}
   bool started() const { return started_; }
   // Returns the wheel angle (rad) for a new raw count.
   double angle(std::uint32_t count, double model_angle) {
@@ -46,7 +46,7 @@ class HallUnwrapper {
       offset_ = first + std::round((model_angle - first) / range) * range;
     } else {
       long long d = static_cast<long long>(count) - static_cast<long long>(last_);
-      const long long m = modulus_;
+      const auto m = static_cast<long long>(modulus_);
       d = ((d % m) + m) % m;
       if (d > m / 2) d -= m;
       total_ += d;
@@ -60,7 +60,7 @@ class HallUnwrapper {
 
  private:
   int teeth_;
-  std::uint32_t modulus_;
+  std::uint64_t modulus_;  // up to 2^32 (a full 32-bit counter)
   bool started_ = false;
   std::uint32_t last_ = 0;
   long long total_ = 0;
