@@ -133,6 +133,15 @@ TEST(VehicleSensors, HallUnwrapperFollowsCountsThroughWrapAround) {
   EXPECT_NEAR(h.quantisation_std(), step / std::sqrt(12.0), 1e-15);
 }
 
+TEST(VehicleSensors, HallUnwrapperHandlesAFull32BitCounter) {
+  // modulus 2^32 does not fit the counter's own type: 0xFFFFFFFE -> 1 is +3 teeth, not -2^32+3
+  HallUnwrapper h(40, std::uint64_t{1} << 32);
+  const double step = 2 * M_PI / 40;
+  const double a0 = h.angle(0xFFFFFFFEu, 0.0);
+  EXPECT_NEAR(h.angle(1u, 0.0) - a0, 3 * step, 1e-9);
+  EXPECT_NEAR(h.angle(0xFFFFFFF0u, 0.0) - a0, -14 * step, 1e-9);
+}
+
 TEST(VehicleSensors, HallMeasurementIsUnbiased) {
   // Counts of a wheel turning through many teeth: the error of the unwrapped angle is the
   // uniform quantisation of one tooth, mean ~0 and std ~ step / sqrt(12).
