@@ -7,6 +7,7 @@
 #include <random>
 
 #include "mbobserver/estimation/consistency.hpp"
+#include "mbobserver/experiment/error_stats.hpp"
 #include "mbobserver/mb/dynamics.hpp"
 #include "mbobserver/mb/kinematics.hpp"
 
@@ -37,23 +38,7 @@ void apply_inputs(const std::vector<InputTable>& tables, double t, mb::State& s)
   for (const auto& tb : tables) s.u[tb.input] = tb.value(t);
 }
 
-struct Stats {
-  double sum2 = 0, max = 0;
-  long n = 0;
-  void add(double e) {
-    sum2 += e * e;
-    max = std::max(max, std::abs(e));
-    ++n;
-  }
-  double rmse() const { return n ? std::sqrt(sum2 / n) : 0.0; }
-};
 
-json percentiles(std::vector<double> v) {
-  if (v.empty()) return {{"p50", 0}, {"p99", 0}, {"p999", 0}, {"max", 0}};
-  std::sort(v.begin(), v.end());
-  auto at = [&](double p) { return v[std::min(v.size() - 1, static_cast<std::size_t>(p * (v.size() - 1) + 0.5))]; };
-  return {{"p50", at(0.5)}, {"p99", at(0.99)}, {"p999", at(0.999)}, {"max", v.back()}};
-}
 
 double diff(double a, double b, bool angle) { return angle ? est::wrap_angle(a - b) : a - b; }
 
@@ -91,9 +76,9 @@ json run_experiment(const Scenario& sc, const RunOptions& opt) {
   const int n = static_cast<int>(settings.observed.size());
   const long steps = std::lround(sc.duration / sc.dt);
 
-  std::vector<Stats> q_obs(sc.quantities.size()), q_open(sc.quantities.size());
+  std::vector<ErrorStats> q_obs(sc.quantities.size()), q_open(sc.quantities.size());
   const std::size_t nz = sc.model.z.size();
-  std::vector<Stats> z_obs(nz), zd_obs(nz), z_open(nz), zd_open(nz);
+  std::vector<ErrorStats> z_obs(nz), zd_obs(nz), z_open(nz), zd_open(nz);
   std::vector<std::vector<std::vector<double>>> innovations(sc.sensors.size());
   std::vector<long> next_sample(sc.sensors.size(), 0), fused(sc.sensors.size(), 0), rejected(sc.sensors.size(), 0);
   for (std::size_t i = 0; i < sc.sensors.size(); ++i) innovations[i].resize(on_model[i]->rows());

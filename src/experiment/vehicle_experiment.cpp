@@ -6,6 +6,7 @@
 #include <map>
 
 #include "mbobserver/estimation/consistency.hpp"
+#include "mbobserver/experiment/error_stats.hpp"
 #include "mbobserver/models/vehicle_params.hpp"
 
 namespace mbo::exp {
@@ -27,24 +28,7 @@ std::shared_ptr<const models::Vehicle> load_vehicle(const JsonReader& r, double&
   return std::make_shared<const models::Vehicle>(models::build_vehicle(params));
 }
 
-struct Stats {
-  double sum2 = 0, max = 0;
-  long n = 0;
-  void add(double e) {
-    if (!std::isfinite(e)) return;
-    sum2 += e * e;
-    max = std::max(max, std::abs(e));
-    ++n;
-  }
-  double rmse() const { return n ? std::sqrt(sum2 / n) : 0.0; }
-};
 
-json percentiles(std::vector<double> v) {
-  if (v.empty()) return {{"p50", 0}, {"p99", 0}, {"p999", 0}, {"max", 0}};
-  std::sort(v.begin(), v.end());
-  auto at = [&](double p) { return v[std::min(v.size() - 1, static_cast<std::size_t>(p * (v.size() - 1) + 0.5))]; };
-  return {{"p50", at(0.5)}, {"p99", at(0.99)}, {"p999", at(0.999)}, {"max", v.back()}};
-}
 
 // The quantities scored for a vehicle (INTERFACES.md "Report"), from a model state and its
 // outputs. `speed_gate`: sideslip is only defined while moving.
@@ -148,9 +132,9 @@ json run_vehicle_experiment(const VehicleScenario& sc, const RunOptions& opt) {
     open.start(start, 0);
   }
   const auto q = quantities();
-  std::vector<Stats> st_obs(q.size()), st_open(q.size());
+  std::vector<ErrorStats> st_obs(q.size()), st_open(q.size());
   const auto& zm = sc.model->model.z;
-  std::vector<Stats> z_obs(zm.size()), zd_obs(zm.size()), z_open(zm.size()), zd_open(zm.size());
+  std::vector<ErrorStats> z_obs(zm.size()), zd_obs(zm.size()), z_open(zm.size()), zd_open(zm.size());
   std::map<std::string, std::vector<double>> innov;
   std::array<std::uint64_t, kSensorKindCount> fused{}, rejected{};
   std::vector<double> obs_us, open_us;

@@ -12,20 +12,12 @@
 
 #include "mbobserver/core/json_reader.hpp"
 #include "mbobserver/core/program.hpp"
+#include "mbobserver/experiment/error_stats.hpp"
 
 namespace {
 
 using nlohmann::json;
 
-struct Stats {
-  double sum2 = 0, max = 0;
-  long n = 0;
-  void add(double e) {
-    sum2 += e * e;
-    max = std::max(max, std::abs(e));
-    ++n;
-  }
-};
 
 double wrap(double a) { return std::remainder(a, 2 * M_PI); }
 
@@ -133,7 +125,7 @@ int main(int argc, char** argv) {
       if (c_vx >= 0 && c_vy >= 0) return std::hypot(r[c_vx], r[c_vy]);
       return std::numeric_limits<double>::infinity();
     };
-    std::vector<Stats> st(qs.size());
+    std::vector<mbo::exp::ErrorStats> st(qs.size());
     std::ifstream ein(est_file);
     if (!ein) throw mbo::ConfigError(est_file + ": cannot open file");
     long n = 0, matched = 0, valid = 0, bad = 0;
@@ -182,7 +174,7 @@ int main(int argc, char** argv) {
     rep["bad_lines"] = bad;
     rep["not_scored"] = not_scored;
     for (std::size_t i = 0; i < qs.size(); ++i) {
-      rep["rmse"]["observer"][qs[i].name] = st[i].n ? std::sqrt(st[i].sum2 / st[i].n) : 0.0;
+      rep["rmse"]["observer"][qs[i].name] = st[i].rmse();
       rep["max_abs"]["observer"][qs[i].name] = st[i].max;
     }
     std::string text = rep.dump(2);
