@@ -1,0 +1,50 @@
+// A replay's --record file is a function of the log and the configuration only (INTERFACES.md,
+// `--record`: byte-identical for the same log): not of thread interleaving, of how full the
+// queues run, nor of the pace of the replay.
+#include <gtest/gtest.h>
+
+#include "harness.hpp"
+
+using namespace mbo::dtest;
+
+namespace {
+
+void expect_clean_exit(const Replay& r) {
+  EXPECT_EQ(r.result.code, 0) << r.result.err;
+  ASSERT_TRUE(r.summary.is_object()) << "no --summary-json written\n" << r.result.err;
+  // every step reached the record file
+  EXPECT_EQ(r.summary["records_written"], r.summary["steps"]);
+  EXPECT_EQ(lines_of(r.record).size(), r.summary["steps"].get<std::size_t>());
+}
+
+}  // namespace
+
+TEST(Determinism, TwoMaxRateReplaysAreByteIdentical) {
+  const fs::path config = write_config(default_config(), "config");
+  const Replay a = replay(config, drive_log(), "first");
+  const Replay b = replay(config, drive_log(), "second");
+  expect_clean_exit(a);
+  expect_clean_exit(b);
+  // the whole 8 s drive at 2 ms steps
+  EXPECT_GE(a.summary["steps"].get<int>(), 4000);
+  const std::string first = a.record_bytes(), second = b.record_bytes();
+  ASSERT_FALSE(first.empty());
+  EXPECT_TRUE(first == second) << first_difference(first, second);
+}
+
+// A paced replay hands frames over at their log time and the estimator waits for the wall
+// clock, yet each step must see exactly the frames of its instant, as at --rate max.
+TEST(Determinism, PacedReplayGivesTheBytesOfMaxRate) {
+  const fs::path config = write_config(default_config(), "config");
+  const std::vector<std::string> one_second = {"--stop-after", "1"};
+  const Replay fast = replay(config, drive_log(), "max", one_second, "max");
+  const Replay paced = replay(config, drive_log(), "paced", one_second, "20");
+  expect_clean_exit(fast);
+  expect_clean_exit(paced);
+  EXPECT_EQ(fast.summary["rate"], "max");
+  EXPECT_NE(paced.summary["rate"], "max");
+  EXPECT_NEAR(paced.summary["steps"].get<double>(), 501, 1);  // t0 .. t0 + 1 s at 2 ms
+  const std::string a = fast.record_bytes(), b = paced.record_bytes();
+  ASSERT_FALSE(a.empty());
+  EXPECT_TRUE(a == b) << first_difference(a, b);
+}
