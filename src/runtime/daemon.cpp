@@ -277,18 +277,39 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
     double newest_t = 0;
     const double t0 = replay ? t_first : wall0;
     const auto progress_every = static_cast<std::uint64_t>(std::max(1.0, 2.0 / dt));
+    // Hands the measurements received up to step time t to the observer (the latest of each
+    // channel wins); stops at the first one of a later step.
+    auto drain_until = [&](double t) {
+      for (;;) {
+        if (!have_pending) {
+          if (!meas_q.pop(tm)) break;
+          have_pending = true;
+        }
+        if (tm.m.t > t + kSameInstant_s) break;  // belongs to a later step
+        observer.push(tm.m);
+        newest_rx = std::max(newest_rx, tm.rx_ns);
+        newest_t = std::max(newest_t, tm.m.t);
+        have_pending = false;
+      }
+    };
     // Replay: the first step is at the first frame's time, so a sample is fused at the step
     // of its own timestamp (as the experiments do); live: the clock's first deadline.
     for (std::uint64_t k = replay ? 0 : 1;; ++k) {
       if (stop.load(std::memory_order_relaxed)) break;
       double t;
       std::int64_t step_start;
+      newest_rx = 0;
+      newest_t = -1e300;
       if (replay) {
         t = t0 + k * dt;
-        // every frame up to t must have been read before the step (deterministic replay)
+        // Every frame up to t must have been read before the step (deterministic replay).
+        // The reader blocks on a full queue, so drain this step's measurements meanwhile: a
+        // step whose frames hold more measurements than the queue would otherwise deadlock.
         while (!reader_done.load(std::memory_order_acquire) && watermark.load(std::memory_order_acquire) <= t + kSameInstant_s &&
-               !stop.load(std::memory_order_relaxed))
+               !stop.load(std::memory_order_relaxed)) {
+          drain_until(t);
           std::this_thread::yield();
+        }
         if (reader_done.load(std::memory_order_acquire) && meas_q.depth() == 0 && !have_pending &&
             t > t_last_frame.load(std::memory_order_relaxed) + dt)
           break;
@@ -304,20 +325,7 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
         skipped.store(clock.counters().skipped_steps, std::memory_order_relaxed);
         if (opt.stop_after_s > 0 && t - t0 > opt.stop_after_s) break;
       }
-      // Drain the measurements received up to this step (the latest of each channel wins).
-      newest_rx = 0;
-      newest_t = -1e300;
-      for (;;) {
-        if (!have_pending) {
-          if (!meas_q.pop(tm)) break;
-          have_pending = true;
-        }
-        if (tm.m.t > t + kSameInstant_s) break;  // belongs to a later step
-        observer.push(tm.m);
-        newest_rx = std::max(newest_rx, tm.rx_ns);
-        newest_t = std::max(newest_t, tm.m.t);
-        have_pending = false;
-      }
+      drain_until(t);
       EstimateRecord rec = observer.step(t);
       const std::int64_t step_end = monotonic_ns();
       rec.step_compute_us = (step_end - step_start) * 1e-3;
@@ -331,6 +339,10 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
         rec.frame_to_step_us = std::max<std::int64_t>(0, step_start - newest_rx) * 1e-3;
       rec.step_end_mono_ns = step_end;
       rec.t_wall = wall_clock_s();
+      // Replay: wait for the I/O thread rather than drop a record (--record holds every step
+      // at any speed); live never waits, a full queue is counted.
+      if (replay)
+        while (est_q.depth() >= est_q.capacity() && !stop.load(std::memory_order_relaxed)) std::this_thread::yield();
       hand_over(est_q, est_wake, rec);
       progress.kick();
       steps_done.fetch_add(1, std::memory_order_relaxed);

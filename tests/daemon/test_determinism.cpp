@@ -32,6 +32,34 @@ TEST(Determinism, TwoMaxRateReplaysAreByteIdentical) {
   EXPECT_TRUE(first == second) << first_difference(first, second);
 }
 
+// During a replay the reader waits on a full measurement queue; the smallest queue allowed
+// holds fewer measurements than the frames of one step (about 35): no deadlock, same bytes.
+TEST(TinyQueue, MeasurementQueueOfTheMinimumSizeGivesTheSameBytes) {
+  const fs::path log = CandumpLog::read(drive_log()).first_seconds(2.0).write("piece");
+  json tiny = default_config();
+  tiny["runtime"]["queue_capacity"] = 16;
+  const Replay normal = replay(write_config(default_config(), "normal"), log, "normal");
+  const Replay small = replay(write_config(tiny, "tiny"), log, "tiny");
+  expect_clean_exit(normal);
+  expect_clean_exit(small);
+  EXPECT_EQ(small.summary["queues"]["measurements"]["overflows"], 0);
+  const std::string a = normal.record_bytes(), b = small.record_bytes();
+  ASSERT_FALSE(a.empty());
+  EXPECT_TRUE(a == b) << first_difference(a, b);
+}
+
+// At --rate max the estimator outruns the I/O thread that writes the records; a replay must
+// wait for it rather than drop records. (Whether a daemon that drops would drop here depends
+// on scheduling; over a few seconds of log it practically always does.)
+TEST(TinyQueue, EstimateQueueOfTheMinimumSizeLosesNoRecord) {
+  const fs::path log = CandumpLog::read(drive_log()).first_seconds(4.0).write("piece");
+  json tiny = default_config();
+  tiny["runtime"]["estimate_queue_capacity"] = 2;
+  const Replay r = replay(write_config(tiny, "tiny"), log, "tiny");
+  expect_clean_exit(r);
+  EXPECT_EQ(r.summary["queues"]["estimates"]["overflows"], 0);
+}
+
 // A paced replay hands frames over at their log time and the estimator waits for the wall
 // clock, yet each step must see exactly the frames of its instant, as at --rate max.
 TEST(Determinism, PacedReplayGivesTheBytesOfMaxRate) {
