@@ -149,6 +149,46 @@ TEST(BadInput, NonFiniteSignalValuesAreRejected) {
   EXPECT_TRUE(r.records().back()["health"]["valid"].get<bool>()) << "the fixes after the bad ones are used again";
 }
 
+// Out of the DBC's [minimum|maximum] is as unusable as NaN (docs/status.schema.json,
+// frames.rejected): such a value is rejected before the observer, exactly like a NaN.
+TEST(BadInput, OutOfRangeSignalValuesAreRejectedLikeNaN) {
+  CandumpLog out_of_range = piece(), nan = piece();
+  int n = overwrite(out_of_range, kLatitude, 0.31, 0.41, le_double_hex(1000.0));  // [-90|90] deg
+  n += overwrite(out_of_range, kLongitude, 0.51, 0.61, le_double_hex(-400.0));    // [-180|180] deg
+  overwrite(nan, kLatitude, 0.31, 0.41, le_double_hex(std::numeric_limits<double>::quiet_NaN()));
+  overwrite(nan, kLongitude, 0.51, 0.61, le_double_hex(std::numeric_limits<double>::quiet_NaN()));
+  ASSERT_EQ(n, 10);
+  const Replay r = replay(config(), out_of_range.write("range"), "range");
+  const Replay reference = replay(config(), nan.write("nan"), "nan");
+  expect_ran_to_the_end(r, out_of_range);
+  EXPECT_EQ(r.summary["frames"]["rejected_values"], n);
+  EXPECT_EQ(reference.summary["frames"]["rejected_values"], n);
+  const std::string a = reference.record_bytes(), b = r.record_bytes();
+  EXPECT_TRUE(a == b) << first_difference(a, b);
+}
+
+// A last line cut after a whole byte is still a well-formed candump line, of a frame shorter
+// than its DBC message: rejected (docs/status.schema.json, frames.rejected: "bad lengths"),
+// the signals it has no room for never reach the estimator.
+TEST(BadInput, ALastLineCutAfterAWholeByteIsAShortFrameAndRejected) {
+  CandumpLog good = piece();
+  std::string last = good.lines.back();
+  good.lines.pop_back();
+  ASSERT_EQ(frame_time(last), good.t_end());
+  const Replay reference = replay(config(), good.write("good"), "good");
+  // The whole frame gone but for its first byte (every message of the DBC has four or more).
+  const fs::path log = temp_path("short.log");
+  write_file(log, good.text() + last.substr(0, last.find('#') + 3));
+
+  const Replay r = replay(config(), log, "short");
+  expect_ran_to_the_end(r, good);
+  EXPECT_EQ(r.summary["bad_log_lines"], 0);
+  EXPECT_GE(r.summary["frames"]["rejected_values"].get<int>(), 1);
+  EXPECT_EQ(r.summary["frames"]["received"], reference.summary["frames"]["received"].get<int>() + 1);
+  const std::string a = reference.record_bytes(), b = r.record_bytes();
+  EXPECT_TRUE(a == b) << first_difference(a, b);
+}
+
 TEST(BadInput, ATimestampGoingBackwardsIsCountedAndTheReplayGoesOn) {
   CandumpLog log = piece();
   // A gyro frame from the middle claims to be 0.5 s older than its neighbours.
