@@ -7,16 +7,15 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cinttypes>
 #include <csignal>
 #include <cstdio>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
 
-#include <gtest/gtest.h>
 
 extern char** environ;
 

@@ -2,7 +2,7 @@
 // and its summary counts what it skipped. Each case damages a piece of the simulated drive and
 // compares with the undamaged piece, so "ignored" is checked down to the byte where the damage
 // leaves nothing for the estimator to see.
-#include <cmath>
+#include <algorithm>
 #include <limits>
 
 #include <gmock/gmock.h>
