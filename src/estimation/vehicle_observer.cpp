@@ -226,7 +226,7 @@ void VehicleObserver::push(const Measurement& m) {
 
 bool VehicleObserver::take(Channel c, double t, double& value, double& time) {
   auto& s = samples_[idx(c)];
-  if (!s.fresh || s.t > t + 1e-9) return false;
+  if (!s.fresh || s.t > t + kSameInstant_s) return false;
   s.fresh = false;
   value = s.value;
   time = s.t;
@@ -264,7 +264,7 @@ void VehicleObserver::gather(double t) {
   auto& slon = samples_[idx(Channel::gnss_lon)];
   double quality = 1, tq;
   if (take(Channel::gnss_fix_quality, t, quality, tq)) last_fix_quality_ = quality;
-  if (slat.fresh && slon.fresh && std::abs(slat.t - slon.t) < 1e-6 && slat.t <= t + 1e-9) {
+  if (slat.fresh && slon.fresh && std::abs(slat.t - slon.t) < 1e-6 && slat.t <= t + kSameInstant_s) {
     take(Channel::gnss_lat, t, lat, tl);
     take(Channel::gnss_lon, t, lon, tn);
     double alt = 0, ta;
@@ -337,10 +337,10 @@ void VehicleObserver::gather(double t) {
 void VehicleObserver::try_start_from_gnss(double t) {
   auto& slat = samples_[idx(Channel::gnss_lat)];
   auto& slon = samples_[idx(Channel::gnss_lon)];
-  if (!(slat.fresh && slon.fresh) || slat.t > t + 1e-9 || last_fix_quality_ <= 0) {
+  if (!(slat.fresh && slon.fresh) || slat.t > t + kSameInstant_s || last_fix_quality_ <= 0) {
     double q, tq;
     if (take(Channel::gnss_fix_quality, t, q, tq)) last_fix_quality_ = q;
-    if (!(slat.fresh && slon.fresh) || slat.t > t + 1e-9 || last_fix_quality_ <= 0) return;
+    if (!(slat.fresh && slon.fresh) || slat.t > t + kSameInstant_s || last_fix_quality_ <= 0) return;
   }
   double alt = samples_[idx(Channel::gnss_alt)].fresh ? samples_[idx(Channel::gnss_alt)].value : 0;
   if (!origin_set_) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "mbobserver/io/units.hpp"
 
@@ -141,6 +142,11 @@ SignalMap SignalMap::from_config(const JsonReader& can) {
       entry.at("signal").fail("message " + m.message + " has no signal \"" + m.signal + "\" in " +
                               map.codec_.dbc().file);
     m.signal_index = static_cast<std::size_t>(s - m.codec->message().signals.data());
+    if (s->minimum < s->maximum) {
+      const double half_step = s->value_type == ValueType::integer ? 0.5 * std::abs(s->factor) : 0.0;
+      m.minimum = s->minimum - half_step;
+      m.maximum = s->maximum + half_step;
+    }
     if (is_counter(*channel)) {
       if (s->value_type != ValueType::integer || s->is_signed || s->factor != 1 || s->offset != 0)
         entry.at("signal").fail(qualified +
@@ -240,8 +246,12 @@ std::size_t SignalMap::decode(const CanFrame& frame, std::span<Measurement> out)
     if (n == out.size()) break;
     const SignalMapping& m = mappings_[i];
     DecodedSignal d;
-    if (!mc->decode(m.signal_index, payload, d)) continue;
-    out[n++] = Measurement{frame.t, m.channel, d.value * m.scale};
+    double value = std::numeric_limits<double>::quiet_NaN();  // a short frame: not there
+    if (mc->layout(m.signal_index).end_byte <= frame.len) {
+      if (!mc->decode(m.signal_index, payload, d)) continue;  // multiplexed out
+      if (d.value >= m.minimum && d.value <= m.maximum) value = d.value * m.scale;
+    }
+    out[n++] = Measurement{frame.t, m.channel, value};
   }
   return n;
 }

@@ -31,9 +31,6 @@ namespace {
 
 using nlohmann::json;
 
-// Log times closer than this to a step's time belong to that step (candump resolves 1 us).
-constexpr double kSameInstant_s = 1e-7;
-
 // A measurement with the monotonic time at which the I/O side handed it over.
 struct TimedMeasurement {
   Measurement m;
@@ -53,12 +50,21 @@ struct AtomicFrameCounters {
   }
 };
 
+// Wakes the replay's estimator when it sleeps on the reader (a counter, so that a wake-up is
+// never lost between its check and its wait; notify costs no system call without a waiter).
+void signal_reader_event(std::atomic<std::uint64_t>& events) {
+  events.fetch_add(1, std::memory_order_release);
+  events.notify_one();
+}
+
 // What the I/O side does with one frame: decode it with the DBC signal map and queue the
 // measurements. Unknown ids, error frames and non-finite values are counted, never fatal.
 class FrameDecoder {
  public:
-  FrameDecoder(const io::SignalMap& map, SpscQueue<TimedMeasurement>& q, AtomicFrameCounters& c, bool block_when_full)
-      : map_(map), q_(q), c_(c), block_(block_when_full), buf_(std::max<std::size_t>(1, map.max_per_frame())) {}
+  // `full_events`: replay only, signalled when the reader finds the queue full and waits.
+  FrameDecoder(const io::SignalMap& map, SpscQueue<TimedMeasurement>& q, AtomicFrameCounters& c,
+               std::atomic<std::uint64_t>* full_events)
+      : map_(map), q_(q), c_(c), full_events_(full_events), buf_(std::max<std::size_t>(1, map.max_per_frame())) {}
 
   void on_frame(const io::CanFrame& f, std::int64_t rx_ns, const std::atomic<bool>* stop = nullptr) {
     c_.received.fetch_add(1, std::memory_order_relaxed);
@@ -84,11 +90,12 @@ class FrameDecoder {
       return;
     }
     TimedMeasurement tm{m, rx_ns};
-    if (!block_) {
+    if (!full_events_) {
       q_.push(tm);  // live: a full queue is counted by the queue
       return;
     }
     // replay: the reader waits for the estimator instead of dropping (nothing is lost)
+    if (q_.depth() >= q_.capacity()) signal_reader_event(*full_events_);
     while (q_.depth() >= q_.capacity()) {
       if (stop && stop->load(std::memory_order_relaxed)) return;
       std::this_thread::yield();
@@ -100,7 +107,7 @@ class FrameDecoder {
   const io::SignalMap& map_;
   SpscQueue<TimedMeasurement>& q_;
   AtomicFrameCounters& c_;
-  bool block_;
+  std::atomic<std::uint64_t>* full_events_;
   std::vector<Measurement> buf_;
 };
 
@@ -131,7 +138,8 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
   // Inputs: a log (replay) or the live sources.
   std::unique_ptr<io::LogReader> log;
   if (replay) log = std::make_unique<io::LogReader>(*opt.replay);  // ConfigError if unreadable
-  FrameDecoder decoder(*cfg.signals, meas_q, frames, replay);
+  std::atomic<std::uint64_t> reader_events{0};  // replay: the reader's wake-ups of the estimator
+  FrameDecoder decoder(*cfg.signals, meas_q, frames, replay ? &reader_events : nullptr);
 
   std::vector<std::unique_ptr<io::SocketCanSource>> can_sources;
   std::unique_ptr<io::SerialNmeaSource> nmea;
@@ -238,12 +246,11 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
       t_first = f.t;
     }
     pacer.start(t_first);
-    // Only the reader writes the watermark; the estimator sleeps on it (C++20 atomic wait),
-    // woken only when it waits.
+    // Only the reader writes the watermark.
     auto raise_watermark = [&](double t) {
       if (t > watermark.load(std::memory_order_relaxed)) {
         watermark.store(t, std::memory_order_release);
-        watermark.notify_one();
+        signal_reader_event(reader_events);
       }
     };
     reader = std::thread([&, have_first, f, rp = pacer]() mutable {
@@ -269,6 +276,7 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
       read_fraction.store(1.0, std::memory_order_relaxed);
       reader_done.store(true, std::memory_order_release);
       raise_watermark(std::numeric_limits<double>::infinity());  // end of the log (or stop)
+      signal_reader_event(reader_events);
     });
   }
 
@@ -287,20 +295,44 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
     double newest_t = 0;
     const double t0 = replay ? t_first : wall0;
     const auto progress_every = static_cast<std::uint64_t>(std::max(1.0, 2.0 / dt));
+    // Hands the measurements received up to step time t to the observer (the latest of each
+    // channel wins); stops at the first one of a later step.
+    auto drain_until = [&](double t) {
+      for (;;) {
+        if (!have_pending) {
+          if (!meas_q.pop(tm)) break;
+          have_pending = true;
+        }
+        if (tm.m.t > t + kSameInstant_s) break;  // belongs to a later step
+        observer.push(tm.m);
+        newest_rx = std::max(newest_rx, tm.rx_ns);
+        newest_t = std::max(newest_t, tm.m.t);
+        have_pending = false;
+      }
+    };
     // Replay: the first step is at the first frame's time, so a sample is fused at the step
     // of its own timestamp (as the experiments do); live: the clock's first deadline.
     for (std::uint64_t k = replay ? 0 : 1;; ++k) {
       if (stop.load(std::memory_order_relaxed)) break;
       double t;
       std::int64_t step_start;
+      newest_rx = 0;
+      newest_t = -1e300;
       if (replay) {
         t = t0 + k * dt;
         if (!pacer.wait_until(t, [&] { return stop.load(std::memory_order_relaxed); })) break;
-        // every frame up to t must have been read before the step (deterministic replay); the
-        // reader raises the watermark past t at t's wall moment (paced) or long before (max)
-        for (double w = watermark.load(std::memory_order_acquire); w <= t + kSameInstant_s;
-             w = watermark.load(std::memory_order_acquire))
-          watermark.wait(w, std::memory_order_acquire);
+        // Every frame up to t must have been read before the step (deterministic replay); the
+        // reader raises the watermark past t at t's wall moment (paced) or long before (max).
+        // The reader blocks on a full queue, so this step's measurements are drained while
+        // waiting (a step may hold more measurements than the queue). The estimator sleeps on
+        // the reader's event count (C++20 atomic wait): a new watermark or a full queue.
+        for (;;) {
+          drain_until(t);
+          const auto seen = reader_events.load(std::memory_order_acquire);
+          if (watermark.load(std::memory_order_acquire) > t + kSameInstant_s || stop.load(std::memory_order_relaxed)) break;
+          if (meas_q.depth() >= meas_q.capacity()) continue;  // the reader waits for room: make it
+          reader_events.wait(seen, std::memory_order_acquire);
+        }
         if (reader_done.load(std::memory_order_acquire) && meas_q.depth() == 0 && !have_pending &&
             t > t_last_frame.load(std::memory_order_relaxed) + dt)
           break;
@@ -315,20 +347,7 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
         skipped.store(clock.counters().skipped_steps, std::memory_order_relaxed);
         if (opt.stop_after_s > 0 && t - t0 > opt.stop_after_s) break;
       }
-      // Drain the measurements received up to this step (the latest of each channel wins).
-      newest_rx = 0;
-      newest_t = -1e300;
-      for (;;) {
-        if (!have_pending) {
-          if (!meas_q.pop(tm)) break;
-          have_pending = true;
-        }
-        if (tm.m.t > t + kSameInstant_s) break;  // belongs to a later step
-        observer.push(tm.m);
-        newest_rx = std::max(newest_rx, tm.rx_ns);
-        newest_t = std::max(newest_t, tm.m.t);
-        have_pending = false;
-      }
+      drain_until(t);
       EstimateRecord rec = observer.step(t);
       const std::int64_t step_end = monotonic_ns();
       rec.step_compute_us = (step_end - step_start) * 1e-3;
@@ -342,6 +361,10 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
         rec.frame_to_step_us = std::max<std::int64_t>(0, step_start - newest_rx) * 1e-3;
       rec.step_end_mono_ns = step_end;
       rec.t_wall = wall_clock_s();
+      // Replay: wait for the I/O thread rather than drop a record (--record holds every step
+      // at any speed); live never waits, a full queue is counted.
+      if (replay)
+        while (est_q.depth() >= est_q.capacity() && !stop.load(std::memory_order_relaxed)) std::this_thread::yield();
       hand_over(est_q, est_wake, rec);
       progress.kick();
       steps_done.fetch_add(1, std::memory_order_relaxed);

@@ -1,6 +1,7 @@
 // The "can" config section: mapping DBC signals to channels with units; errors name the
 // config file and the JSON pointer; decode and encode are inverse.
 #include <cmath>
+#include <cstring>
 #include <numbers>
 
 #include <gmock/gmock.h>
@@ -157,4 +158,35 @@ TEST(SignalMap, UnknownUnitsNeedScaleOrADeclaredUnit) {
   EXPECT_NEAR(out[0].value, -std::numbers::pi / 180, 1e-15);
   EXPECT_EQ(out[1].channel, Channel::gyro_z);
   EXPECT_NEAR(out[1].value, 0.01, 1e-15);
+}
+
+TEST(SignalMap, ValuesOutsideTheDbcRangeAndSignalsPastAShortFrameAreNaN) {
+  SignalMap map = SignalMap::from_config(mbo::JsonReader::from_file(example()));
+  std::vector<mbo::Measurement> out(map.max_per_frame());
+  auto latitude = [&](double deg, std::uint8_t len) {
+    mbo::io::CanFrame f;
+    f.id = 0x300;  // GNSS_Latitude: an IEEE double, [-90|90] deg
+    f.len = len;
+    std::memcpy(f.data.data(), &deg, sizeof deg);
+    EXPECT_EQ(map.decode(f, out), 1u);
+    return out[0].value;
+  };
+  EXPECT_EQ(latitude(89.5, 8), 89.5);
+  EXPECT_EQ(latitude(-90, 8), -90);
+  EXPECT_TRUE(std::isnan(latitude(90.001, 8)));
+  EXPECT_TRUE(std::isnan(latitude(-1000, 8)));
+  EXPECT_TRUE(std::isnan(latitude(45, 4)));  // half a double
+  // Integer signals whose DBC range is their whole raw range: the end values are in range
+  // although the decimal limits are rounded ([-52.4288|52.4287] for 20 bits of 1E-4).
+  mbo::io::CanFrame f;
+  f.id = 0x080;  // IMU_Accel
+  f.len = 8;
+  f.data[0] = 0x00, f.data[1] = 0x00, f.data[2] = 0x08;  // AccelX raw -2^19
+  ASSERT_EQ(map.decode(f, out), 3u);
+  EXPECT_EQ(out[0].channel, Channel::accel_x);
+  EXPECT_NEAR(out[0].value, -52.4288, 1e-9);
+  f.len = 5;  // AccelX (bytes 0-2) fits, AccelZ (bits 40-59) does not
+  ASSERT_EQ(map.decode(f, out), 3u);
+  EXPECT_FALSE(std::isnan(out[0].value));
+  EXPECT_TRUE(std::isnan(out[2].value));
 }

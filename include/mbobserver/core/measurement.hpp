@@ -46,6 +46,11 @@ enum class Channel : std::uint8_t {
 
 inline constexpr std::size_t kChannelCount = static_cast<std::size_t>(Channel::count);
 
+// Times closer than this are the same instant: a sample stamped at a step's time belongs to
+// that step. Logs resolve 1 us; a double at UNIX-epoch seconds resolves 0.24 us, so the step
+// times t0 + k dt and the parsed stamps may differ by an ulp or two.
+inline constexpr double kSameInstant_s = 5e-7;
+
 // Names used in configuration files and JSON output.
 inline constexpr std::array<std::string_view, kChannelCount> kChannelNames = {
     "accel_x",         "accel_y",         "accel_z",         "gyro_x",

@@ -29,6 +29,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -64,6 +65,10 @@ struct SignalMapping {
   std::size_t signal_index = 0;
   double scale = 1;  // physical value * scale = channel value (invert included)
   std::optional<std::uint64_t> counter_modulus;  // wheel counters only
+  // The DBC's [minimum|maximum] of the physical value, widened by half a raw step for the
+  // rounding of the declared limits; unbounded when the DBC declares none ([0|0]).
+  double minimum = -std::numeric_limits<double>::infinity();
+  double maximum = std::numeric_limits<double>::infinity();
   std::string where;  // "config.json: /can/signals/gyro_z", for later messages
 };
 
@@ -83,7 +88,9 @@ class SignalMap {
 
   // Measurements from one frame, stamped with the frame's time; `out` must hold
   // max_per_frame() entries. Frames of unmapped ids, remote and error frames give none.
-  // No allocation.
+  // A value outside its signal's DBC range, or a signal the frame is too short to hold, is
+  // no measurement: its value is NaN, which consumers reject and count (the daemon's
+  // frames.rejected). No allocation.
   std::size_t decode(const CanFrame& frame, std::span<Measurement> out) const;
   std::size_t max_per_frame() const { return max_per_frame_; }
 

@@ -1,0 +1,105 @@
+// What the daemon really sends and records, checked against docs/estimate.schema.json and
+// docs/status.schema.json by python3-jsonschema (tests/runtime/validate_jsonl.py, an
+// implementation independent of ours).
+//
+// At --rate max a short replay finishes within the first status period, so the final status
+// sent at shutdown may be the only one: the test needs at least that one, never more.
+#include <cstdio>
+
+#include <sys/wait.h>
+
+#include <gtest/gtest.h>
+
+#include "../runtime/udp_receiver.hpp"
+#include "harness.hpp"
+
+using namespace mbo::dtest;
+
+namespace {
+
+// Small enough that every datagram fits a default socket receive buffer even if this
+// process were not scheduled at all during the replay, so that none can be lost.
+constexpr double kPiece_s = 0.5;
+
+Result validate(const fs::path& jsonl) {
+  const std::string cmd = std::string("/usr/bin/python3 ") + MBO_SOURCE_DIR + "/tests/runtime/validate_jsonl.py " +
+                          MBO_SOURCE_DIR + "/docs " + jsonl.string() + " 2>&1";
+  Result r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  char buf[512];
+  while (p && std::fgets(buf, sizeof buf, p)) r.out += buf;
+  const int status = p ? ::pclose(p) : -1;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+}  // namespace
+
+TEST(Datagrams, WhatTheDaemonSendsAndRecordsMatchesTheSchemas) {
+  mbo::test::UdpReceiver rx;
+  json c = default_config();
+  c["publish"]["enabled"] = true;
+  c["publish"]["address"] = "127.0.0.1";
+  c["publish"]["port"] = rx.port();
+  const fs::path config = write_config(c, "config");
+  const fs::path log = CandumpLog::read(drive_log()).first_seconds(kPiece_s).write("piece");
+  const fs::path record = temp_path("record.jsonl"), summary_file = temp_path("summary.json");
+
+  Child daemon(MBO_DAEMON,
+               {"--config", config.string(), "--replay", log.string(), "--rate", "max", "--record", record.string(),
+                "--summary-json", summary_file.string(), "--no-progress"},
+               "daemon");
+  // Read while it runs; once it has exited, everything it sent is already queued on the
+  // socket (loopback delivers within sendto), so a non-blocking drain gets the rest.
+  std::vector<std::string> datagrams;
+  ASSERT_TRUE(poll_until([&] {
+    const bool exited = !daemon.running();
+    while (auto d = rx.receive(exited ? 0 : 10)) datagrams.push_back(*d);
+    return exited;
+  }));
+  const Result r = daemon.wait();
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json summary = read_json(summary_file);
+
+  std::vector<json> estimates, statuses;
+  std::string jsonl;
+  for (const auto& d : datagrams) {
+    ASSERT_TRUE(json::accept(d)) << d;
+    const json j = json::parse(d);
+    (j["schema"] == "mbobserver.status/1" ? statuses : estimates).push_back(j);
+    jsonl += d + "\n";
+  }
+  EXPECT_EQ(estimates.size(), summary["publisher"]["estimates_sent"].get<std::size_t>());
+  EXPECT_EQ(statuses.size(), summary["publisher"]["status_sent"].get<std::size_t>());
+  ASSERT_FALSE(estimates.empty());
+  ASSERT_FALSE(statuses.empty());
+  EXPECT_EQ(estimates.front()["schema"], "mbobserver.estimate/1");
+  // The last datagram is the status sent at shutdown, with the final counters.
+  const json last = json::parse(datagrams.back());
+  ASSERT_EQ(last["schema"], "mbobserver.status/1");
+  EXPECT_EQ(last["frames"]["received"], summary["frames"]["received"]);
+  EXPECT_EQ(last["frames"]["decoded"], summary["frames"]["decoded"]);
+  EXPECT_EQ(last["steps"], summary["steps"]);
+  EXPECT_EQ(last["seq"].get<std::size_t>(), statuses.size() - 1);
+  // Decimated to rate_hz = 100 of estimator time: every 5th step at 2 ms.
+  for (std::size_t i = 1; i < estimates.size(); ++i)
+    EXPECT_EQ(estimates[i]["seq"].get<int>() - estimates[i - 1]["seq"].get<int>(), 5);
+
+  const fs::path sent = temp_path("datagrams.jsonl");
+  write_file(sent, jsonl);
+  const Result v = validate(sent);
+  EXPECT_EQ(v.code, 0) << v.out;
+  EXPECT_NE(v.out.find(std::to_string(datagrams.size()) + " of " + std::to_string(datagrams.size()) + " datagrams valid"),
+            std::string::npos)
+      << v.out;
+
+  // Every line of the record file is an estimate (without the wall-clock fields).
+  const auto lines = lines_of(record);
+  ASSERT_EQ(lines.size(), summary["steps"].get<std::size_t>());
+  EXPECT_FALSE(json::parse(lines.front()).contains("t_wall"));
+  const Result vr = validate(record);
+  EXPECT_EQ(vr.code, 0) << vr.out;
+  EXPECT_NE(vr.out.find(std::to_string(lines.size()) + " of " + std::to_string(lines.size()) + " datagrams valid"),
+            std::string::npos)
+      << vr.out;
+}

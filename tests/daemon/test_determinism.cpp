@@ -1,0 +1,86 @@
+// A replay's --record file is a function of the log and the configuration only (INTERFACES.md,
+// `--record`: byte-identical for the same log): not of thread interleaving, of how full the
+// queues run, nor of the pace of the replay.
+#include <gtest/gtest.h>
+
+#include "harness.hpp"
+
+using namespace mbo::dtest;
+
+namespace {
+
+void expect_clean_exit(const Replay& r) {
+  EXPECT_EQ(r.result.code, 0) << r.result.err;
+  ASSERT_TRUE(r.summary.is_object()) << "no --summary-json written\n" << r.result.err;
+  // every step reached the record file
+  EXPECT_EQ(r.summary["records_written"], r.summary["steps"]);
+  EXPECT_EQ(lines_of(r.record).size(), r.summary["steps"].get<std::size_t>());
+}
+
+}  // namespace
+
+// Three seconds: into the lane change, and well past the point where the reader fills the
+// measurement queue and starts waiting for the estimator (the whole 8 s would double the
+// cost under the sanitizers and add nothing).
+TEST(Determinism, TwoMaxRateReplaysAreByteIdentical) {
+  const fs::path config = write_config(default_config(), "config");
+  const fs::path log = CandumpLog::read(drive_log()).first_seconds(3.0).write("piece");
+  const Replay a = replay(config, log, "first");
+  const Replay b = replay(config, log, "second");
+  expect_clean_exit(a);
+  expect_clean_exit(b);
+  EXPECT_GE(a.summary["steps"].get<int>(), 1500);  // 2 ms steps from the first frame to the last
+  EXPECT_EQ(a.summary["queues"]["measurements"]["high_water"], a.summary["queues"]["measurements"]["capacity"]);
+  const std::string first = a.record_bytes(), second = b.record_bytes();
+  ASSERT_FALSE(first.empty());
+  EXPECT_TRUE(first == second) << first_difference(first, second);
+}
+
+// During a replay the reader waits on a full measurement queue; the smallest queue allowed
+// holds fewer measurements than the frames of one step (about 35): no deadlock, same bytes.
+TEST(TinyQueue, MeasurementQueueOfTheMinimumSizeGivesTheSameBytes) {
+  const fs::path log = CandumpLog::read(drive_log()).first_seconds(2.0).write("piece");
+  json tiny = default_config();
+  tiny["runtime"]["queue_capacity"] = 16;
+  const Replay normal = replay(write_config(default_config(), "normal"), log, "normal");
+  const Replay small = replay(write_config(tiny, "tiny"), log, "tiny");
+  expect_clean_exit(normal);
+  expect_clean_exit(small);
+  EXPECT_EQ(small.summary["queues"]["measurements"]["overflows"], 0);
+  const std::string a = normal.record_bytes(), b = small.record_bytes();
+  ASSERT_FALSE(a.empty());
+  EXPECT_TRUE(a == b) << first_difference(a, b);
+}
+
+// At --rate max the estimator outruns the I/O thread that writes the records; a replay must
+// wait for it rather than drop records. (Whether a daemon that drops would drop here depends
+// on scheduling; over a few seconds of log it practically always does.)
+TEST(TinyQueue, EstimateQueueOfTheMinimumSizeLosesNoRecord) {
+  const fs::path log = CandumpLog::read(drive_log()).first_seconds(4.0).write("piece");
+  json tiny = default_config();
+  tiny["runtime"]["estimate_queue_capacity"] = 2;
+  const Replay r = replay(write_config(tiny, "tiny"), log, "tiny");
+  expect_clean_exit(r);
+  EXPECT_EQ(r.summary["queues"]["estimates"]["overflows"], 0);
+}
+
+// A paced replay hands frames over at their log time and the estimator waits for the wall
+// clock, yet each step must see exactly the frames of its instant, as at --rate max. Real
+// time, because the daemon must be able to keep up for the pacing to matter (under the
+// sanitizers it manages little more).
+TEST(Determinism, PacedReplayGivesTheBytesOfMaxRate) {
+  const fs::path config = write_config(default_config(), "config");
+  const std::vector<std::string> half_a_second = {"--stop-after", "0.5"};
+  const Replay fast = replay(config, drive_log(), "max", half_a_second, "max");
+  const Replay paced = replay(config, drive_log(), "paced", half_a_second, "realtime");
+  expect_clean_exit(fast);
+  expect_clean_exit(paced);
+  EXPECT_EQ(fast.summary["rate"], "max");
+  EXPECT_EQ(paced.summary["rate"], "realtime");
+  EXPECT_NEAR(paced.summary["steps"].get<double>(), 251, 1);  // t0 .. t0 + 0.5 s at 2 ms
+  // It was paced: half a second of log cannot take less than about half a second.
+  EXPECT_GT(paced.summary["wall_time_s"].get<double>(), 0.4);
+  const std::string a = fast.record_bytes(), b = paced.record_bytes();
+  ASSERT_FALSE(a.empty());
+  EXPECT_TRUE(a == b) << first_difference(a, b);
+}
