@@ -2,7 +2,9 @@
 // must agree with the in-process experiment on the same scenario. They share the truth model,
 // the sensors' noise and the observer; what the CAN path adds is quantisation, the DBC
 // round trip, the queues and the log's time stamps, which should cost next to nothing.
+#include <algorithm>
 #include <cmath>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
@@ -41,4 +43,54 @@ TEST(Accuracy, ReplayAgreesWithTheExperimentWithinTenPercent) {
     EXPECT_NEAR(daemon, experiment, 0.1 * experiment)
         << q << ": RMSE through CAN and the daemon " << daemon << ", in the experiment " << experiment;
   }
+}
+
+// A real car's reference system gives a few columns (position, velocity), not tyre forces; a
+// record file may hold damaged lines. The scorer scores what it has, lists what it cannot,
+// counts what it cannot read, and matches the full scoring on the columns it keeps.
+TEST(Accuracy, EvalScoresTheTruthColumnsPresentAndCountsDamagedRecords) {
+  const Replay r = replay(write_config(default_config(), "config"), drive_log(), "drive");
+  ASSERT_EQ(r.result.code, 0) << r.result.err;
+  // truth with t, x, y, vx, vy, sideslip only
+  const auto truth = lines_of(drive_truth());
+  ASSERT_GT(truth.size(), 2u);
+  std::vector<std::string> head;
+  {
+    std::stringstream ls(truth[0]);
+    for (std::string c; std::getline(ls, c, ',');) head.push_back(c);
+  }
+  const std::vector<std::string> keep = {"t", "x", "y", "vx", "vy", "sideslip_deg"};  // no "speed": sideslip gated on |v|
+  std::string partial;
+  for (const auto& line : truth) {
+    std::stringstream ls(line);
+    std::vector<std::string> cells;
+    for (std::string c; std::getline(ls, c, ',');) cells.push_back(c);
+    std::string out;
+    for (const auto& k : keep) {
+      const auto i = static_cast<std::size_t>(std::find(head.begin(), head.end(), k) - head.begin());
+      ASSERT_LT(i, cells.size()) << k;
+      out += (out.empty() ? "" : ",") + cells[i];
+    }
+    partial += out + "\n";
+  }
+  const fs::path partial_truth = temp_path("partial_truth.csv");
+  write_file(partial_truth, partial);
+  // three damaged records: not JSON, no time, a time that is a string
+  std::string records = slurp(r.record);
+  records += "{not json\n{\"health\": {\"valid\": true}}\n{\"t\": \"soon\", \"health\": {\"valid\": true}}\n";
+  const fs::path damaged = temp_path("damaged.jsonl");
+  write_file(damaged, records);
+
+  const Result full = run(MBO_EVAL, {"--truth", drive_truth().string(), "--estimates", r.record.string(), "--metrics-from", "0.5"}, "full");
+  const Result part = run(MBO_EVAL, {"--truth", partial_truth.string(), "--estimates", damaged.string(), "--metrics-from", "0.5"}, "part");
+  ASSERT_EQ(full.code, 0) << full.err;
+  ASSERT_EQ(part.code, 0) << part.err;
+  const json f = json::parse(full.out), p = json::parse(part.out);
+  EXPECT_EQ(p["bad_lines"], 3);
+  EXPECT_EQ(p["estimates"], f["estimates"]);
+  for (const char* q : {"x", "y", "vx", "vy", "sideslip_deg"}) EXPECT_EQ(p["rmse"]["observer"][q], f["rmse"]["observer"][q]) << q;
+  EXPECT_FALSE(p["rmse"]["observer"].contains("tyre_fz_fl"));
+  const auto& ns = p["not_scored"];
+  EXPECT_NE(std::find(ns.begin(), ns.end(), "tyre_fz_fl"), ns.end());
+  EXPECT_EQ(std::find(ns.begin(), ns.end(), "x"), ns.end());
 }
