@@ -246,14 +246,14 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
       t_first = f.t;
     }
     pacer.start(t_first);
-    // Only the reader writes the watermark.
-    auto raise_watermark = [&](double t) {
-      if (t > watermark.load(std::memory_order_relaxed)) {
-        watermark.store(t, std::memory_order_release);
-        signal_reader_event(reader_events);
-      }
-    };
     reader = std::thread([&, have_first, f, rp = pacer]() mutable {
+      // Only the reader writes the watermark. (Defined here: the thread outlives this block.)
+      auto raise_watermark = [&](double t) {
+        if (t > watermark.load(std::memory_order_relaxed)) {
+          watermark.store(t, std::memory_order_release);
+          signal_reader_event(reader_events);
+        }
+      };
       block_stop_signals_in_this_thread();
       bool more = have_first;
       for (std::uint64_t n = 0; more && !stop.load(std::memory_order_relaxed); ++n) {
