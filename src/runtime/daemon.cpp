@@ -247,6 +247,9 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
     }
     pacer.start(t_first);
     reader = std::thread([&, have_first, f, rp = pacer]() mutable {
+      // A paced replay stands in for the kernel delivering frames: give the reader the
+      // estimator's priority, or a late reader shows as the estimator's deadline miss.
+      if (!opt.rate.max && cfg.runtime.realtime_priority > 0) apply_realtime(cfg.runtime.realtime_priority, false);
       // Only the reader writes the watermark. (Defined here: the thread outlives this block.)
       auto raise_watermark = [&](double t) {
         if (t > watermark.load(std::memory_order_relaxed)) {
