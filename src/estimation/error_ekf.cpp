@@ -20,30 +20,39 @@ MatrixXd van_loan(const MatrixXd& F, const MatrixXd& GWcGt, double dt) {
 }
 
 ErrorEkf::ErrorEkf(int n, const ErrorEkfSettings& s, double dt) : n_(n), settings_(s), dt_(dt) {
-  const int blocks = s.force_error ? 3 : 2;
-  const int N = blocks * n;
-  auto check = [&](const std::vector<double>& v, const char* what) {
-    if (static_cast<int>(v.size()) != n)
-      throw std::invalid_argument(std::string(what) + ": expected " + std::to_string(n) + " values");
+  auto& forced = settings_.forced;
+  if (!s.force_error) {
+    forced.clear();
+  } else if (forced.empty()) {
+    for (int i = 0; i < n; ++i) forced.push_back(i);
+  }
+  for (std::size_t k = 0; k < forced.size(); ++k)
+    if (forced[k] < 0 || forced[k] >= n || (k > 0 && forced[k] <= forced[k - 1]))
+      throw std::invalid_argument("force error: coordinates must be distinct observed ones, in order");
+  const int m = static_cast<int>(forced.size());
+  const int N = 2 * n + m;
+  auto check = [&](const std::vector<double>& v, const char* what, int size) {
+    if (static_cast<int>(v.size()) != size)
+      throw std::invalid_argument(std::string(what) + ": expected " + std::to_string(size) + " values");
     for (double x : v)
       if (!(x >= 0) || !std::isfinite(x)) throw std::invalid_argument(std::string(what) + ": must be >= 0");
   };
-  check(s.accel_noise, "plant noise (acceleration)");
-  check(s.initial_std_z, "initial std of z");
-  check(s.initial_std_zd, "initial std of zd");
+  check(s.accel_noise, "plant noise (acceleration)", n);
+  check(s.initial_std_z, "initial std of z", n);
+  check(s.initial_std_zd, "initial std of zd", n);
   if (s.force_error) {
-    check(s.accel_rate_noise, "plant noise (acceleration error rate)");
-    check(s.initial_std_a, "initial std of the acceleration error");
+    check(s.accel_rate_noise, "plant noise (acceleration error rate)", m);
+    check(s.initial_std_a, "initial std of the acceleration error", m);
   }
   // Continuous model: d/dt [dz, dzd, da] = [dzd, da, w_a], with w on dzd as well.
   MatrixXd Fc = MatrixXd::Zero(N, N), Q = MatrixXd::Zero(N, N);
   for (int i = 0; i < n; ++i) {
     Fc(i, n + i) = 1;
     Q(n + i, n + i) = s.accel_noise[i];
-    if (s.force_error) {
-      Fc(n + i, 2 * n + i) = 1;
-      Q(2 * n + i, 2 * n + i) = s.accel_rate_noise[i];
-    }
+  }
+  for (int k = 0; k < m; ++k) {
+    Fc(n + forced[k], 2 * n + k) = 1;
+    Q(2 * n + k, 2 * n + k) = s.accel_rate_noise[k];
   }
   F_ = (Fc * dt).exp();
   W_ = van_loan(Fc, Q, dt);
@@ -51,8 +60,8 @@ ErrorEkf::ErrorEkf(int n, const ErrorEkfSettings& s, double dt) : n_(n), setting
   for (int i = 0; i < n; ++i) {
     P0_(i, i) = s.initial_std_z[i] * s.initial_std_z[i];
     P0_(n + i, n + i) = s.initial_std_zd[i] * s.initial_std_zd[i];
-    if (s.force_error) P0_(2 * n + i, 2 * n + i) = s.initial_std_a[i] * s.initial_std_a[i];
   }
+  for (int k = 0; k < m; ++k) P0_(2 * n + k, 2 * n + k) = s.initial_std_a[k] * s.initial_std_a[k];
   P_ = P0_;
   tmp_ = MatrixXd::Zero(N, N);
   Fj_ = F_;

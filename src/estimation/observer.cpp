@@ -8,6 +8,28 @@
 
 namespace mbo::est {
 
+void read_forced_coordinates(const JsonReader& fe, const std::vector<std::string>& observed, ErrorEkfSettings& fs) {
+  auto p = fe.at("plant_noise");
+  auto i = fe.at("initial_std");
+  fs.forced.clear();
+  fs.accel_rate_noise.clear();
+  fs.initial_std_a.clear();
+  for (std::size_t j = 0; j < observed.size(); ++j) {
+    const std::string& n = observed[j];
+    if (!p.has(n)) {
+      if (i.has(n)) i.fail("\"" + n + "\" has no force error (it is not in plant_noise)");
+      continue;
+    }
+    fs.forced.push_back(static_cast<int>(j));
+    fs.accel_rate_noise.push_back(p.non_negative(n));
+    if (!i.has(n)) i.fail("missing \"" + n + "\"");
+    fs.initial_std_a.push_back(i.positive(n));
+  }
+  p.finish();  // a name that is not an observed coordinate is an unknown key
+  i.finish();
+  if (fs.forced.empty()) p.fail("names no observed coordinate");
+}
+
 MbObserver::MbObserver(const mb::Model& model, std::vector<std::shared_ptr<const Sensor>> sensors,
                        const ObserverSettings& settings, double dt)
     : m_(model),
@@ -47,7 +69,7 @@ void MbObserver::jacobian_row(const Gradients& g, VectorXd& H) const {
   H.setZero();
   for (int j = 0; j < n; ++j) {
     const int c = settings_.observed[j];
-    double hz = 0, hzd = 0, ha = 0;
+    double hz = 0, hzd = 0;
     for (int i = 0; i < g.dq.n; ++i) hz += g.dq.value[i] * ws_.R(g.dq.slot[i], c);
     for (int i = 0; i < g.dqd.n; ++i) {
       hz += g.dqd.value[i] * ws_.Rdot(g.dqd.slot[i], c);
@@ -55,10 +77,13 @@ void MbObserver::jacobian_row(const Gradients& g, VectorXd& H) const {
     }
     H[j] = hz;
     H[n + j] = hzd;
-    if (ekf_.force_error()) {
-      for (int i = 0; i < g.dqdd.n; ++i) ha += g.dqdd.value[i] * ws_.R(g.dqdd.slot[i], c);
-      H[2 * n + j] = ha;
-    }
+  }
+  const auto& forced = ekf_.forced();
+  for (std::size_t k = 0; k < forced.size(); ++k) {
+    const int c = settings_.observed[forced[k]];
+    double ha = 0;
+    for (int i = 0; i < g.dqdd.n; ++i) ha += g.dqdd.value[i] * ws_.R(g.dqdd.slot[i], c);
+    H[2 * n + k] = ha;
   }
 }
 
@@ -116,6 +141,26 @@ void MbObserver::model_jacobians() {
 void MbObserver::correct(ObserverStepReport& r) {
   const int n = static_cast<int>(settings_.observed.size());
   const VectorXd& e = ekf_.error();
+  // Done first, while the kinematic factorisation is still the one R was computed with.
+  if (ekf_.force_error()) {
+    const auto& forced = ekf_.forced();
+    // The acceleration error becomes a generalised force that stays in the model (seed 003
+    // Fig. 33, eqs. (125)-(126)) such that R' dQ = Mbar da, Mbar = R' M R. Two choices of dQ:
+    //  inertial:     dQ = M R da, an inertia-weighted force over all coordinates (what a mass
+    //                or inertia error produces, a fraction of M qdd);
+    //  coordinates:  dQ on the independent coordinates themselves, dQ_z = Mbar da (R has
+    //                identity rows at z), so a torque on a crank angle stays a torque on it and
+    //                a force along x stays along x as the mechanism moves (a "front wind").
+    tmp_q_.setZero();
+    for (std::size_t k = 0; k < forced.size(); ++k) tmp_q_ += e[2 * n + k] * ws_.R.col(settings_.observed[forced[k]]);
+    dq_.noalias() = M_ * tmp_q_;  // M R da
+    if (settings_.force_correction == ForceCorrection::inertial) {
+      s_.Q_correction += dq_;
+    } else {
+      mb::apply_Rt(m_, ws_, dq_, tmp_q_);  // Mbar da = R' M R da on the z slots
+      s_.Q_correction += tmp_q_;
+    }
+  }
   if (settings_.correction == Correction::position_problem) {
     for (int j = 0; j < n; ++j) s_.q[m_.z[settings_.observed[j]]] += e[j];
     auto k = mb::solve_position(m_, s_.q, s_.u, ws_);
@@ -132,27 +177,6 @@ void MbObserver::correct(ObserverStepReport& r) {
   }
   // Accelerations consistent with the corrected positions and velocities (z_dd kept).
   mb::solve_acceleration(m_, s_.u, s_.qd, s_.qdd, ws_);
-  if (ekf_.force_error()) {
-    // The acceleration error becomes a generalised force that stays in the model (seed 003
-    // Fig. 33, eqs. (125)-(126)) such that R' dQ = Mbar da, Mbar = R' M R. Two choices of dQ:
-    //  inertial:     dQ = M R da, an inertia-weighted force over all coordinates (what a mass
-    //                or inertia error produces, a fraction of M qdd);
-    //  coordinates:  dQ on the independent coordinates themselves, dQ_z = Mbar da (R has
-    //                identity rows at z), so a torque on a crank angle stays a torque on it and
-    //                a force along x stays along x as the mechanism moves (a "front wind").
-    if (settings_.force_correction == ForceCorrection::inertial) {
-      tmp_q_.setZero();
-      for (int j = 0; j < n; ++j) tmp_q_ += e[2 * n + j] * ws_.R.col(settings_.observed[j]);
-      dq_.noalias() = M_ * tmp_q_;
-      s_.Q_correction += dq_;
-    } else {
-      tmp_mq_.noalias() = M_ * ws_.R;
-      Mbar_.noalias() = ws_.R.transpose() * tmp_mq_;
-      rhs_z_.setZero();
-      for (int j = 0; j < n; ++j) rhs_z_ += e[2 * n + j] * Mbar_.col(settings_.observed[j]);
-      for (std::size_t i = 0; i < m_.z.size(); ++i) s_.Q_correction[m_.z[i]] += rhs_z_[i];
-    }
-  }
   ekf_.reset_error();
 }
 
@@ -182,9 +206,9 @@ ObserverStepReport MbObserver::step(const std::vector<ScalarMeasurement>& measur
   if (results) results->clear();
   // Jacobian rows need R and Rdot at the predicted state.
   const bool kin_ok = mb::factor_kinematics(m_, s_.q, ws_);
-  // errorEKF needs the columns of R and Rdot of the observed coordinates (H, correction);
-  // errorEKF-FE's force correction and reported forces use every column.
-  const std::span<const int> cols = ekf_.force_error() ? std::span<const int>(ws_.all_z) : std::span<const int>(settings_.observed);
+  // The columns of R and Rdot of the observed coordinates are all the filter needs (H, the
+  // correction; FE's force correction reduces M R da without forming R: mb::apply_Rt).
+  const std::span<const int> cols(settings_.observed);
   if (!measurements.empty() && kin_ok) {
     mb::compute_R(m_, ws_, cols);
     mb::compute_Rdot(m_, s_.qd, ws_, cols);

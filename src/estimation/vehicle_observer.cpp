@@ -59,12 +59,7 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
   for (const auto& n : observed) fs.initial_std_zd.push_back(is.positive(n + "_dot"));
   is.finish();
   if (auto fe = f.find("force_error")) {
-    auto p = fe->at("plant_noise");
-    for (const auto& n : observed) fs.accel_rate_noise.push_back(p.non_negative(n));
-    p.finish();
-    auto i = fe->at("initial_std");
-    for (const auto& n : observed) fs.initial_std_a.push_back(i.positive(n));
-    i.finish();
+    read_forced_coordinates(*fe, observed, fs);
     c.settings.jacobian_period = static_cast<int>(fe->integer("jacobian_period", 0, 1000000, 0));
     c.settings.force_correction = fe->choice("correction", {"inertial", "coordinates"}, "coordinates") == "inertial"
                                       ? ForceCorrection::inertial
@@ -194,7 +189,17 @@ VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle,
   bool pitch_or_roll = false;
   for (int o : cfg_.settings.observed)
     pitch_or_roll = pitch_or_roll || v.model.z[o] == v.pitch || v.model.z[o] == v.roll;
-  use_accel_ = cfg_.imu.use_accel && (cfg_.settings.filter.force_error || pitch_or_roll);
+  // The accelerometers see the chassis: they inform errorEKF-FE only through an acceleration
+  // error of a chassis coordinate (a wheel's torque error leaves their rows empty).
+  bool chassis_forced = false;
+  if (cfg_.settings.filter.force_error) {
+    for (int k : obs_->filter().forced()) {
+      const int slot = v.model.z[cfg_.settings.observed[k]];
+      chassis_forced = chassis_forced || slot == v.x || slot == v.y || slot == v.z || slot == v.yaw ||
+                       slot == v.pitch || slot == v.roll;
+    }
+  }
+  use_accel_ = cfg_.imu.use_accel && (chassis_forced || pitch_or_roll);
   meas_.reserve(32);
   meas_kind_.reserve(32);
   results_.reserve(32);
@@ -406,16 +411,18 @@ void VehicleObserver::reset_wheel(int w) {
   const int n = static_cast<int>(obs.size());
   auto& P = obs_->filter().covariance();
   const auto& f = cfg_.settings.filter;
+  auto restart = [&](int i, double sd) {
+    P.row(i).setZero();
+    P.col(i).setZero();
+    P(i, i) = sd * sd;
+  };
+  const auto& forced = obs_->filter().forced();
   for (int j = 0; j < n; ++j) {
     if (vehicle_->model.z[obs[j]] != slot) continue;
-    const int blocks = static_cast<int>(P.rows()) / n;
-    for (int b = 0; b < blocks; ++b) {
-      const int i = b * n + j;
-      P.row(i).setZero();
-      P.col(i).setZero();
-      const double sd = b == 0 ? f.initial_std_z[j] : b == 1 ? f.initial_std_zd[j] : f.initial_std_a[j];
-      P(i, i) = sd * sd;
-    }
+    restart(j, f.initial_std_z[j]);
+    restart(n + j, f.initial_std_zd[j]);
+    for (std::size_t k = 0; k < forced.size(); ++k)
+      if (forced[k] == j) restart(2 * n + static_cast<int>(k), f.initial_std_a[k]);
   }
 }
 

@@ -192,8 +192,9 @@ json run_experiment(const Scenario& sc, const RunOptions& opt) {
         double s = it == settings.observed.end() ? std::nan("") : sd[it - settings.observed.begin()];
         *opt.trace << "," << truth.s.q[sc.truth.z[j]] << "," << obs.state().q[sc.model.z[j]] << "," << s;
       }
-      VectorXd fz = obs.workspace().R.transpose() * obs.state().Q_correction;
-      for (std::size_t j = 0; j < nz; ++j) *opt.trace << "," << fz[j];
+      VectorXd fq(sc.model.nq);
+      mb::apply_Rt(sc.model, obs.workspace(), obs.state().Q_correction, fq);  // kinematics at the corrected state
+      for (std::size_t j = 0; j < nz; ++j) *opt.trace << "," << fq[sc.model.z[j]];
       *opt.trace << "\n";
     }
   }
@@ -243,7 +244,8 @@ json run_experiment(const Scenario& sc, const RunOptions& opt) {
   json grew = json::array();
   const int N = obs.filter().size();
   for (int i = 0; i < N; ++i) {
-    const std::string base = zn[settings.observed[i % n]];
+    const int j = i < 2 * n ? i % n : obs.filter().forced()[i - 2 * n];
+    const std::string base = zn[settings.observed[j]];
     const std::string name = i < n ? base : i < 2 * n ? base + "_dot" : base + "_acc";
     rep["observability"]["initial_std"][name] = std0[i];
     rep["observability"]["final_std"][name] = sd[i];

@@ -245,13 +245,10 @@ Scenario load_scenario(const std::filesystem::path& file) {
   for (const auto& n : observed) fs.initial_std_z.push_back(init.positive(n));
   for (const auto& n : observed) fs.initial_std_zd.push_back(init.positive(n + "_dot"));
   if (auto fe = f.find("force_error")) {
-    fs.accel_rate_noise = per_observed(fe->at("plant_noise"), observed, "");
+    est::read_forced_coordinates(*fe, observed, fs);
     // errorEKF-FE may want less white acceleration noise than errorEKF, since its force
     // state absorbs the slowly varying part of the model error.
     if (fe->has("velocity_plant_noise")) fe_accel_noise = per_observed(fe->at("velocity_plant_noise"), observed, "");
-    auto fi = fe->at("initial_std");
-    for (const auto& n : observed) fs.initial_std_a.push_back(fi.positive(n));
-    fi.finish();
     sc.filter.jacobian_period = static_cast<int>(fe->integer("jacobian_period", 0, 1000000, 1));
     sc.filter.force_correction = fe->choice("correction", {"inertial", "coordinates"}, "inertial") == "inertial"
                                      ? est::ForceCorrection::inertial

@@ -116,6 +116,22 @@ void compute_Rdot(const Model& m, const VectorXd& qd, Workspace& ws, std::span<c
   }
 }
 
+void apply_Rt(const Model& m, Workspace& ws, const VectorXd& v, VectorXd& out) {
+  // R' v = v_z + R_d' v_d with R_d = -(Phi_qd' Phi_qd)^-1 Phi_qd' Phi_qz:
+  //      = v_z - Phi_qz' Phi_qd (Phi_qd' Phi_qd)^-1 v_d, one solve instead of nz.
+  for (std::size_t d = 0; d < ws.dep_slots.size(); ++d) ws.kd[d] = v[ws.dep_slots[d]];
+  ws.kin.solve(ws.kd, ws.kd);
+  ws.kc.setZero();
+  for (std::size_t e = 0; e < m.jac.size(); ++e) {
+    const int d = ws.dep_index[m.jac[e].col];
+    if (d >= 0) ws.kc[m.jac[e].row] += ws.jac[e] * ws.kd[d];
+  }
+  out.setZero();
+  for (const int slot : m.z) out[slot] = v[slot];
+  for (std::size_t e = 0; e < m.jac.size(); ++e)
+    if (ws.dep_index[m.jac[e].col] < 0) out[m.jac[e].col] -= ws.jac[e] * ws.kc[m.jac[e].row];
+}
+
 void compute_R(const Model& m, Workspace& ws) { compute_R(m, ws, ws.all_z); }
 
 void compute_Rdot(const Model& m, const VectorXd& qd, Workspace& ws) { compute_Rdot(m, qd, ws, ws.all_z); }

@@ -1,5 +1,7 @@
 // The kinematic problems and the R matrix: constraints satisfied, Phi_q R = 0, R and its time
 // derivative against finite differences of the position problem.
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "mbobserver/mb/constraints.hpp"
@@ -104,5 +106,26 @@ TEST(Kinematics, RdotMatchesFiniteDifferences) {
     const double h = 1e-5;
     Eigen::MatrixXd fd = (R_at(h) - R_at(-h)) / (2 * h);
     EXPECT_LT((Rdot - fd).cwiseAbs().maxCoeff(), 1e-6 * (1 + fd.cwiseAbs().maxCoeff())) << name;
+  }
+}
+
+TEST(Kinematics, RTransposeProductMatchesTheFormedR) {
+  // apply_Rt reduces a generalised force to the independent coordinates with one solve; it
+  // must equal R' v with R formed column by column.
+  for (auto& [name, m] : kinematic_models()) {
+    Workspace ws(m);
+    State s = initial_state(m);
+    VectorXd u = inputs_of(m);
+    ASSERT_TRUE(solve_position(m, s.q, u, ws).converged) << name;
+    compute_R(m, ws);
+    VectorXd v = VectorXd::LinSpaced(m.nq, -2.0, 3.0), out(m.nq);
+    VectorXd expected = ws.R.transpose() * v;
+    apply_Rt(m, ws, v, out);
+    double scale = 1 + expected.cwiseAbs().maxCoeff();
+    for (std::size_t j = 0; j < m.z.size(); ++j) EXPECT_NEAR(out[m.z[j]], expected[j], 1e-12 * scale) << name << " z " << j;
+    for (int i = 0; i < m.nq; ++i)
+      if (std::find(m.z.begin(), m.z.end(), i) == m.z.end()) {
+        EXPECT_EQ(out[i], 0.0) << name << " dependent slot " << i;
+      }
   }
 }

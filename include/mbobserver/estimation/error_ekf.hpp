@@ -2,7 +2,10 @@
 //   errorEKF     e = [dz, dzd]         F = [I dt I; 0 I]                          (eq. (54))
 //   errorEKF-FE  e = [dz, dzd, da]     da: acceleration (force) error, a random walk; the
 //                velocity row carries the model's Jacobians dzdd/dz, dzdd/dzd (eq. (66)) when
-//                they are given (Fig. 33, eqs. (125)-(126)).
+//                they are given (Fig. 33, eqs. (125)-(126)). da may cover a subset of the
+//                observed coordinates (`forced`): the wheels' unknown torque, say, without
+//                a force error on the chassis position, which a GNSS outage leaves
+//                unobservable.
 // The predicted error is zero after each correction of the model (eq. (57)); the plant noise
 // is discretised once by Van Loan's method (eqs. (121)-(123)); measurements are fused one
 // scalar at a time (eq. (124)), each behind a chi-square innovation gate.
@@ -23,6 +26,9 @@ struct ErrorEkfSettings {
   // row of FE), and of the acceleration error's rate (FE), per observed coordinate.
   std::vector<double> accel_noise, accel_rate_noise;
   std::vector<double> initial_std_z, initial_std_zd, initial_std_a;
+  // FE: which observed coordinates (indices 0..n-1) carry an acceleration error; empty: all.
+  // accel_rate_noise and initial_std_a have one value per forced coordinate.
+  std::vector<int> forced;
   double gate_sigma = 5;       // reject |innovation| > gate_sigma * sqrt(S); 0: no gate
   double max_variance = 1e12;  // variances are clipped here (bounded covariance)
 };
@@ -41,6 +47,8 @@ class ErrorEkf {
   int dofs() const { return n_; }
   int size() const { return static_cast<int>(e_.size()); }
   bool force_error() const { return settings_.force_error; }
+  // FE: the observed coordinate (0..n-1) of each acceleration-error state 2n + k.
+  const std::vector<int>& forced() const { return settings_.forced; }
 
   // P = F P F' + W with the error reset to zero. A21 = dzdd/dz, A22 = dzdd/dzd (n x n) may be
   // given for errorEKF-FE.

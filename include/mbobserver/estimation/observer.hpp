@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "mbobserver/core/json_reader.hpp"
 #include "mbobserver/estimation/error_ekf.hpp"
 #include "mbobserver/estimation/sensor.hpp"
 #include "mbobserver/mb/dynamics.hpp"
@@ -32,6 +33,12 @@ struct ObserverSettings {
   int jacobian_period = 1;     // FE: recompute dzdd/dz, dzdd/dzd every this many steps; 0: never
   ForceCorrection force_correction = ForceCorrection::inertial;
 };
+
+// The coordinates of a "force_error" block that carry an acceleration error: those named in
+// its "plant_noise" (each an observed one; "initial_std" names the same), in observed order.
+// Fills fs.forced, fs.accel_rate_noise and fs.initial_std_a.
+void read_forced_coordinates(const JsonReader& force_error, const std::vector<std::string>& observed,
+                             ErrorEkfSettings& fs);
 
 // One scalar measurement ready to fuse: sensor, row, value and noise variance.
 struct ScalarMeasurement {

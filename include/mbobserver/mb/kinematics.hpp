@@ -41,5 +41,8 @@ void compute_Rdot(const Model& m, const VectorXd& qd, Workspace& ws);
 // were. An observer needs the columns of the coordinates it corrects, not all of them.
 void compute_R(const Model& m, Workspace& ws, std::span<const int> z_columns);
 void compute_Rdot(const Model& m, const VectorXd& qd, Workspace& ws, std::span<const int> z_columns);
+// out (nq) = R' v on the z slots, zero on the dependent ones (a generalised force reduced to
+// the independent coordinates) without forming R.
+void apply_Rt(const Model& m, Workspace& ws, const VectorXd& v, VectorXd& out);
 
 }  // namespace mbo::mb
