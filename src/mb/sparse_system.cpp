@@ -40,8 +40,92 @@ void SparseSystem::build(int n, const std::vector<std::pair<int, int>>& entries)
   upper_.setFromTriplets(u.begin(), u.end());
   upper_.makeCompressed();
   ldlt_.analyzePattern(upper_);
+  // A diagonally dominant matrix on the pattern: Eigen factorises it without a zero pivot,
+  // so every structural entry of L is placed.
+  for (int k = 0; k < n; ++k)
+    for (SparseMatrix::InnerIterator it(upper_, k); it; ++it) it.valueRef() = it.index() == k ? n + 1.0 : 1.0;
+  ldlt_.plan(upper_);
+  set_zero();
   work_.resize(n);
 }
+
+namespace detail {
+
+void PreorderedLDLT::plan(const SparseMatrix& upper) {
+  this->template factorize_preordered<true>(upper);
+  if (this->info() != Eigen::Success) throw std::logic_error("SparseSystem: planning factorisation failed");
+  const int n = static_cast<int>(upper.cols());
+  const int* Lp = m_matrix.outerIndexPtr();
+  const int* Li = m_matrix.innerIndexPtr();
+  row_start_.assign(n + 1, 0);
+  for (int i = 0; i < n; ++i)
+    for (int p = Lp[i]; p < Lp[i] + m_nonZerosPerCol[i]; ++p) ++row_start_[Li[p] + 1];
+  for (int k = 0; k < n; ++k) row_start_[k + 1] += row_start_[k];
+  row_col_.assign(row_start_[n], 0);
+  row_pos_.assign(row_start_[n], 0);
+  std::vector<int> next(row_start_.begin(), row_start_.end() - 1);
+  for (int i = 0; i < n; ++i)  // columns in increasing order: each row's list is topological
+    for (int p = Lp[i]; p < Lp[i] + m_nonZerosPerCol[i]; ++p) {
+      const int r = next[Li[p]]++;
+      row_col_[r] = i;
+      row_pos_[r] = p;
+    }
+  y_ = Eigen::VectorXd::Zero(n);
+}
+
+bool PreorderedLDLT::refactor(const SparseMatrix& upper) {
+  // Row k of L solves L(0:k,0:k) D l = A(0:k,k) (up-looking, as Eigen's factorize_preordered).
+  const int n = static_cast<int>(upper.cols());
+  const int* Lp = m_matrix.outerIndexPtr();
+  const int* Li = m_matrix.innerIndexPtr();
+  double* Lx = m_matrix.valuePtr();
+  double* D = m_diag.data();
+  double* y = y_.data();
+  const int* Ap = upper.outerIndexPtr();
+  const int* Ai = upper.innerIndexPtr();
+  const double* Ax = upper.valuePtr();
+  for (int k = 0; k < n; ++k) {
+    for (int a = Ap[k]; a < Ap[k + 1]; ++a) y[Ai[a]] += Ax[a];
+    double d = y[k];
+    y[k] = 0;
+    for (int r = row_start_[k]; r < row_start_[k + 1]; ++r) {
+      const int i = row_col_[r], end = row_pos_[r];
+      const double yi = y[i];
+      y[i] = 0;
+      for (int p = Lp[i]; p < end; ++p) y[Li[p]] -= Lx[p] * yi;
+      const double l = yi / D[i];
+      d -= l * yi;
+      Lx[end] = l;
+    }
+    D[k] = d;
+    if (!(d > 0) || !std::isfinite(d)) {
+      y_.setZero();
+      return false;
+    }
+  }
+  return true;
+}
+
+void PreorderedLDLT::solve_in_place(Eigen::VectorXd& x) const {
+  const int n = static_cast<int>(x.size());
+  const int* Lp = m_matrix.outerIndexPtr();
+  const int* Li = m_matrix.innerIndexPtr();
+  const double* Lx = m_matrix.valuePtr();
+  const double* D = m_diag.data();
+  double* v = x.data();
+  for (int j = 0; j < n; ++j) {  // L y = x, by columns
+    const double vj = v[j];
+    for (int p = Lp[j]; p < Lp[j + 1]; ++p) v[Li[p]] -= Lx[p] * vj;
+  }
+  for (int j = 0; j < n; ++j) v[j] /= D[j];
+  for (int j = n - 1; j >= 0; --j) {  // L' x = y: row j of L' is column j of L
+    double s = v[j];
+    for (int p = Lp[j]; p < Lp[j + 1]; ++p) s -= Lx[p] * v[Li[p]];
+    v[j] = s;
+  }
+}
+
+}  // namespace detail
 
 int SparseSystem::factor_nonzeros() const {
   return static_cast<int>(ldlt_.matrixL().nestedExpression().nonZeros());
@@ -61,21 +145,12 @@ int SparseSystem::slot(int i, int j) const {
 
 void SparseSystem::set_zero() { std::fill_n(upper_.valuePtr(), upper_.nonZeros(), 0.0); }
 
-bool SparseSystem::factorize() {
-  ldlt_.refactor(upper_);
-  if (ldlt_.info() != Eigen::Success) return false;
-  // An indefinite or singular matrix shows as a non-positive pivot of the LDL' factors.
-  const auto& d = ldlt_.diagonal();
-  for (int i = 0; i < n_; ++i)
-    if (!(d[i] > 0) || !std::isfinite(d[i])) return false;
-  return true;
-}
+// An indefinite or singular matrix shows as a non-positive pivot of the LDL' factors.
+bool SparseSystem::factorize() { return ldlt_.refactor(upper_); }
 
 void SparseSystem::solve(const Eigen::Ref<const Eigen::VectorXd>& b, Eigen::Ref<Eigen::VectorXd> x) {
   for (int i = 0; i < n_; ++i) work_[perm_[i]] = b[i];
-  ldlt_.matrixL().solveInPlace(work_);
-  work_.array() /= ldlt_.diagonal().array();
-  ldlt_.matrixU().solveInPlace(work_);
+  ldlt_.solve_in_place(work_);
   for (int i = 0; i < n_; ++i) x[i] = work_[perm_[i]];
 }
 

@@ -16,13 +16,27 @@ namespace mbo::mb {
 using SparseMatrix = Eigen::SparseMatrix<double, Eigen::ColMajor, int>;
 
 namespace detail {
-// Exposes the numeric-only factorisation of an already permuted upper triangle.
+// Eigen's up-looking LDL' (SimplicialLDLT) on an already permuted upper triangle, with the
+// pattern of every row of L computed once: Eigen's factorize walks the elimination tree for
+// each row on every call, although the pattern never changes. plan() records, after one
+// factorisation by Eigen, the columns of each row of L in topological (increasing) order and
+// where each entry is stored; refactor() then runs the same arithmetic in the same order into
+// Eigen's own storage, so matrixL() and the solves are Eigen's.
 class PreorderedLDLT
     : public Eigen::SimplicialLDLT<SparseMatrix, Eigen::Upper, Eigen::NaturalOrdering<int>> {
  public:
-  void refactor(const SparseMatrix& upper) { this->template factorize_preordered<true>(upper); }
+  // Eigen's factorisation of `upper`, then the row patterns of L.
+  void plan(const SparseMatrix& upper);
+  // Numeric factorisation; false at a non-positive or non-finite pivot.
+  bool refactor(const SparseMatrix& upper);
   // vectorD() returns a copy (an allocation per call); the factor's own storage instead.
   const Eigen::VectorXd& diagonal() const { return this->m_diag; }
+  // x := (L D L')^-1 x in the factorised order.
+  void solve_in_place(Eigen::VectorXd& x) const;
+
+ private:
+  std::vector<int> row_start_, row_col_, row_pos_;  // row k: columns row_col_[r], entry row_pos_[r]
+  Eigen::VectorXd y_;
 };
 }  // namespace detail
 
