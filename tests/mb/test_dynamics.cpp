@@ -83,7 +83,7 @@ TEST(Dynamics, FourBarUnderGravityThirtySeconds) {
               c.max_phi, c.max_vel, c.max_acc, c.max_dE, c.max_dEdt, c.max_iterations);
   EXPECT_TRUE(c.all_converged);
   EXPECT_LT(c.max_phi, 1e-10);
-  EXPECT_LT(c.max_vel, 1e-9);
+  EXPECT_LT(c.max_vel, 5e-9);  // the projection stops at 1e-10 relative to |qd| (up to ~12 here)
   EXPECT_LT(c.max_acc, 1e-6);
   EXPECT_LT(c.max_dE / 409.5, 1e-4);  // bounded oscillation, no drift
   // The crank turned several times: the rocker went through its limit positions.
@@ -99,7 +99,7 @@ TEST(Dynamics, SliderCrankThroughDeadCentres) {
               c.max_phi, c.max_vel, c.max_acc, c.max_dE, c.max_dEdt, c.max_iterations, c.z_min, c.z_max);
   EXPECT_TRUE(c.all_converged);
   EXPECT_LT(c.max_phi, 1e-9);
-  EXPECT_LT(c.max_vel, 1e-9);
+  EXPECT_LT(c.max_vel, 5e-9);
   EXPECT_LT(c.max_dE, 1e-3);
   // Energy is conserved, so it swings exactly to theta = -pi (the other dead centre) and back
   // to 0, again and again: it reaches both singular positions every period.
