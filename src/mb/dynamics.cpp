@@ -46,13 +46,9 @@ bool assemble_tangent(const Model& m, const State& s, Workspace& ws, Coefficient
   for (const auto& e : ws.K_slots) T.add(e.slot, co.k * e.weight * ws.forces.K[e.entry]);
   for (const auto& e : ws.C_slots) T.add(e.slot, co.c * e.weight * ws.forces.C[e.entry]);
   for (std::size_t f = 0; f < ws.custom_slots.size(); ++f) {
-    const auto& K = ws.forces.custom_K[f];
-    const auto& C = ws.forces.custom_C[f];
-    const int n = static_cast<int>(K.rows());
-    for (const auto& e : ws.custom_slots[f]) {
-      const int i = e.entry / n, j = e.entry % n;
-      T.add(e.slot, e.weight * (co.k * K(i, j) + co.c * C(i, j)));
-    }
+    const double* K = ws.forces.custom_K[f].data();
+    const double* C = ws.forces.custom_C[f].data();
+    for (const auto& e : ws.custom_slots[f]) T.add(e.slot, e.weight * (co.k * K[e.entry] + co.c * C[e.entry]));
   }
   return T.factorize();
 }

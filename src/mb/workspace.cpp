@@ -50,7 +50,7 @@ Workspace::Workspace(const Model& m) {
     const int n = static_cast<int>(c.size());
     std::vector<WeightedSlot> s;
     for (int a = 0; a < n; ++a)
-      for (int b = 0; b < n; ++b) s.push_back({a * n + b, tangent.slot(c[a], c[b]), a == b ? 1.0 : 0.5});
+      for (int b = 0; b < n; ++b) s.push_back({a + b * n, tangent.slot(c[a], c[b]), a == b ? 1.0 : 0.5});
     custom_slots.push_back(std::move(s));
     custom_coordinates.push_back(std::move(c));
   }

@@ -36,7 +36,7 @@ class Workspace {
   SparseSystem tangent;
   std::vector<WeightedSlot> mass_slots, K_slots, C_slots;
   std::vector<PairSlot> jtj_slots;
-  std::vector<std::vector<WeightedSlot>> custom_slots;  // per custom force: local a*n+b -> slot
+  std::vector<std::vector<WeightedSlot>> custom_slots;  // per custom force: column-major a+b*n -> slot
   std::vector<std::vector<int>> custom_coordinates;     // per custom force: its coordinates()
   VectorXd res, dq, qd_hat, qdd_hat, tmp, tmp2;
   VectorXd kc_dyn;                   // nc scratch of the dynamics
