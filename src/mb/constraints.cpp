@@ -6,28 +6,31 @@ namespace mbo::mb {
 namespace {
 
 // The Jacobian is written as a sequence of (row, x-slot, value); entries on constant slots
-// are dropped. The same code runs once in "record" mode to learn the pattern.
+// are dropped. The same code runs once with JacRecorder to learn the pattern, then with
+// JacWriter (a separate type, so the evaluation has no branch on the mode).
 struct JacWriter {
   int nq;
-  double* values = nullptr;              // evaluate mode
-  const int* target = nullptr;
-  std::vector<Model::Entry>* record = nullptr;  // record mode
+  double* values;
+  const int* target;
   int k = 0;
-  void operator()(int row, int slot, double v) {
+  void operator()(int, int slot, double v) {
     if (slot >= nq) return;
-    if (record) {
-      record->push_back({row, slot});
-    } else {
-      values[target[k]] += v;
-    }
-    ++k;
+    values[target[k++]] += v;
+  }
+};
+
+struct JacRecorder {
+  int nq;
+  std::vector<Model::Entry>* record;
+  void operator()(int row, int slot, double) {
+    if (slot < nq) record->push_back({row, slot});
   }
 };
 
 // Gradient g of a scalar functional with respect to the vector A = LinearVec, pushed through
 // each term: d/dE = a g + b (g x ez).
-void write_gradient(JacWriter& w, int row, const LinearVec& A, const Vector3d& g, int dim,
-                    double scale) {
+template <class W>
+void write_gradient(W& w, int row, const LinearVec& A, const Vector3d& g, int dim, double scale) {
   for (const auto& t : A.terms) {
     Vector3d gt = t.a * g + t.b * Vector3d(g.y(), -g.x(), 0);
     for (int k = 0; k < dim; ++k) w(row, t.slot + k, scale * gt[k]);
@@ -102,12 +105,16 @@ void combination_values(const CombinationConstraint& c, const VectorXd& x, int d
   for (int k = 0; k < dim; ++k) out[k] = sum[k];
 }
 
-void combination_jacobian(const CombinationConstraint& c, const VectorXd& x, int dim, int row0,
-                          JacWriter& w) {
+// With `phi`, also the constraint's values (combination_values) from the same factors.
+template <class W>
+void combination_jacobian(const CombinationConstraint& c, const VectorXd& x, int dim, int row0, W& w,
+                          double* phi) {
+  Vector3d sum = Vector3d::Zero();
   for (const auto& term : c.terms) {
     FactorValues f = factor_values(term, x);
     const int n = term.nfactors;
     double coef = term.c * product_except(f, n, -1, -1);
+    if (phi) sum += coef * apply(term.vec, load(x, term.vec.slot, dim));
     // d/dE: coef (a I + b K), K = [ez x]
     for (int r = 0; r < dim; ++r) {
       if (term.vec.b == 0) {
@@ -128,6 +135,8 @@ void combination_jacobian(const CombinationConstraint& c, const VectorXd& x, int
       }
     }
   }
+  if (phi)
+    for (int k = 0; k < dim; ++k) phi[row0 + k] = sum[k];
 }
 
 void combination_hessian(const CombinationConstraint& c, const VectorXd& x, const VectorXd& a,
@@ -198,18 +207,21 @@ void constraint_values(const Model& m, const VectorXd& x, const VectorXd& u, Vec
 }
 
 namespace {
-void jacobian_impl(const Model& m, const VectorXd& x, JacWriter& w) {
+// Phi_q, and with `phi` also Phi(x, u) from the same evaluations (a Newton iteration needs both).
+template <class W>
+void jacobian_impl(const Model& m, const VectorXd& x, W& w, const VectorXd* u = nullptr, double* phi = nullptr) {
   for (const auto& c : m.constraints) {
     switch (c.kind) {
       case ConstraintKind::dot: {
         const auto& d = m.dots[c.index];
         Vector3d A = evaluate(d.A, x, m.dim), B = evaluate(d.B, x, m.dim);
+        if (phi) phi[c.row] = A.dot(B) - d.c;
         write_gradient(w, c.row, d.A, B, m.dim, 1.0);
         write_gradient(w, c.row, d.B, A, m.dim, 1.0);
         break;
       }
       case ConstraintKind::combination:
-        combination_jacobian(m.combinations[c.index], x, m.dim, c.row, w);
+        combination_jacobian(m.combinations[c.index], x, m.dim, c.row, w, phi);
         break;
       case ConstraintKind::angle: {
         const auto& a = m.angles[c.index];
@@ -217,15 +229,19 @@ void jacobian_impl(const Model& m, const VectorXd& x, JacWriter& w) {
         const auto th = sin_cos(a.theta_slot, x[a.theta_slot]);
         const double ct = th.c, st = th.s;
         double T = A.cross(B).dot(n), D = A.dot(B);
+        if (phi) phi[c.row] = ct * T - st * D;
         w(c.row, a.theta_slot, -st * T - ct * D);
         write_gradient(w, c.row, a.A, ct * B.cross(n) - st * B, m.dim, 1.0);
         write_gradient(w, c.row, a.B, ct * n.cross(A) - st * A, m.dim, 1.0);
         if (!a.n.terms.empty()) write_gradient(w, c.row, a.n, ct * A.cross(B), m.dim, 1.0);
         break;
       }
-      case ConstraintKind::driving:
-        w(c.row, m.drivings[c.index].slot, 1.0);
+      case ConstraintKind::driving: {
+        const auto& d = m.drivings[c.index];
+        if (phi) phi[c.row] = x[d.slot] - (d.input_value >= 0 ? (*u)[d.input_value] : 0.0);
+        w(c.row, d.slot, 1.0);
         break;
+      }
     }
   }
 }
@@ -233,16 +249,20 @@ void jacobian_impl(const Model& m, const VectorXd& x, JacWriter& w) {
 
 void constraint_jacobian(const Model& m, const VectorXd& x, double* jac_values) {
   std::fill_n(jac_values, m.jac.size(), 0.0);
-  JacWriter w{m.nq};
-  w.values = jac_values;
-  w.target = m.jac_write_target.data();
+  JacWriter w{m.nq, jac_values, m.jac_write_target.data()};
   jacobian_impl(m, x, w);
+}
+
+void constraint_values_jacobian(const Model& m, const VectorXd& x, const VectorXd& u, VectorXd& phi,
+                                double* jac_values) {
+  std::fill_n(jac_values, m.jac.size(), 0.0);
+  JacWriter w{m.nq, jac_values, m.jac_write_target.data()};
+  jacobian_impl(m, x, w, &u, phi.data());
 }
 
 std::vector<Model::Entry> record_jacobian_pattern(const Model& m, const VectorXd& x) {
   std::vector<Model::Entry> seq;
-  JacWriter w{m.nq};
-  w.record = &seq;
+  JacRecorder w{m.nq, &seq};
   jacobian_impl(m, x, w);
   return seq;
 }

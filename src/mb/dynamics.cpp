@@ -33,11 +33,10 @@ struct Coefficients {
   double alpha;
 };
 
-// Evaluates Phi_q and the forces (with their Jacobians) at ws.x, ws.xd and assembles and
-// factorises T. Returns false if T is not positive definite.
+// Evaluates the forces (with their Jacobians) at ws.x, ws.xd and assembles T with the Phi_q
+// in ws.jac, and factorises it. Returns false if T is not positive definite.
 bool assemble_tangent(const Model& m, const State& s, Workspace& ws, Coefficients co) {
   const double a = co.alpha;
-  constraint_jacobian(m, ws.x, ws.jac.data());
   generalized_forces(m, ws.x, ws.xd, s.u, s.t, true, ws.forces);
   SparseSystem& T = ws.tangent;
   T.set_zero();
@@ -103,13 +102,12 @@ StepResult step(const Model& m, State& s, Workspace& ws, double dt) {
   // Predictor (eq. (18)).
   s.q += dt * s.qd + (0.5 * dt * dt) * s.qdd;
   s.t += dt;
-  double dq_prev = 0, dq_prev2 = 0;
   for (r.iterations = 1; r.iterations <= m.solver.max_iterations; ++r.iterations) {
     s.qd = (2 / dt) * s.q + ws.qd_hat;
     s.qdd = (4 / (dt * dt)) * s.q + ws.qdd_hat;
     ws.x.head(m.nq) = s.q;
     ws.xd.head(m.nq) = s.qd;
-    constraint_values(m, ws.x, s.u, ws.phi);
+    constraint_values_jacobian(m, ws.x, s.u, ws.phi, ws.jac.data());
     // eq. (39): lambda*_{i+1} = lambda*_i + alpha Phi_{i+1}, then the residual carries
     // Phi_q' (lambda* + alpha Phi) (Bayo & Ledesma; seed 003 A.3.2). Using lambda* alone in
     // the residual makes the multiplier error obey mu_{i+1} = mu_i - mu_{i-1}: a six-cycle
@@ -118,17 +116,7 @@ StepResult step(const Model& m, State& s, Workspace& ws, double dt) {
     // predictor's violation (the tangent carries alpha Phi_q'Phi_q once) and the second
     // iteration starts from -Phi, one iteration lost per step.
     if (r.iterations > 1) s.lambda += a * ws.phi;
-    // From the third iteration on, the previous tangent is kept while the iteration contracts
-    // fast (by 20 or more) and the last correction was small (<= 100 tolerances): the tangent
-    // then differs from the current one by that correction only, and a factorisation is
-    // saved (the third of a vehicle step's three). A reused tangent that contracts less
-    // is refreshed at the next iteration. Looser bounds (1e4 tolerances, 10x) cost the ABS
-    // braking test iterations and 0.7 % in stopping time.
-    const bool reuse = r.iterations > 2 && dq_prev <= 1e2 * m.solver.tolerance && dq_prev <= 0.05 * dq_prev2;
-    if (reuse) {
-      constraint_jacobian(m, ws.x, ws.jac.data());
-      generalized_forces(m, ws.x, ws.xd, s.u, s.t, false, ws.forces);
-    } else if (!assemble_tangent(m, s, ws, co)) {
+    if (!assemble_tangent(m, s, ws, co)) {
       r.converged = false;
       r.phi_norm = ws.phi.lpNorm<Eigen::Infinity>();
       return r;
@@ -143,8 +131,6 @@ StepResult step(const Model& m, State& s, Workspace& ws, double dt) {
     s.q += ws.dq;
     r.dq_norm = ws.dq.lpNorm<Eigen::Infinity>();
     if (!std::isfinite(r.dq_norm)) return r;
-    dq_prev2 = dq_prev;
-    dq_prev = r.dq_norm;
     if (r.dq_norm <= m.solver.tolerance) {
       r.converged = true;
       break;
@@ -154,10 +140,9 @@ StepResult step(const Model& m, State& s, Workspace& ws, double dt) {
   s.qdd = (4 / (dt * dt)) * s.q + ws.qdd_hat;
   ws.x.head(m.nq) = s.q;
   ws.xd.head(m.nq) = s.qd;
-  constraint_values(m, ws.x, s.u, ws.phi);
+  constraint_values_jacobian(m, ws.x, s.u, ws.phi, ws.jac.data());
   r.phi_norm = m.nc ? ws.phi.lpNorm<Eigen::Infinity>() : 0.0;
   // Projections: Phi_q at the converged position, the last iteration's factorisation.
-  constraint_jacobian(m, ws.x, ws.jac.data());
   project(m, s, ws, co);
   if (!r.converged) r.iterations = m.solver.max_iterations;
   return r;
@@ -170,6 +155,7 @@ void initialize_accelerations(const Model& m, State& s, Workspace& ws) {
   const Coefficients co{0, 0, 1, a};
   ws.x.head(m.nq) = s.q;
   ws.xd.head(m.nq) = s.qd;
+  constraint_jacobian(m, ws.x, ws.jac.data());
   if (!assemble_tangent(m, s, ws, co)) return;
   constraint_time_terms(m, s.u, ws.phi_t, ws.phi_tt);
   constraint_hessian_product(m, ws.x, ws.xd, ws.xd, ws.phi);

@@ -76,6 +76,20 @@ TEST(Constraints, HessianProductMatchesFiniteDifferences) {
   }
 }
 
+TEST(Constraints, ValuesWithTheJacobianAreTheSeparateEvaluations) {
+  for (auto& [name, m] : all_models()) {
+    VectorXd u = VectorXd::Random(m.inputs.size());
+    VectorXd x = random_x(m, 5);
+    VectorXd phi(m.nc), phi2(m.nc);
+    std::vector<double> J(m.jac.size()), J2(m.jac.size());
+    constraint_values(m, x, u, phi);
+    constraint_jacobian(m, x, J.data());
+    constraint_values_jacobian(m, x, u, phi2, J2.data());
+    for (int i = 0; i < m.nc; ++i) EXPECT_EQ(phi[i], phi2[i]) << name << " row " << i;
+    for (std::size_t e = 0; e < J.size(); ++e) EXPECT_EQ(J[e], J2[e]) << name << " entry " << e;
+  }
+}
+
 TEST(Constraints, DrivingTimeTerms) {
   Model m = mbo::test::kitchen_sink_model();
   VectorXd u(3);

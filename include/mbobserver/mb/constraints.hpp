@@ -26,6 +26,10 @@ void constraint_values(const Model& m, const VectorXd& x, const VectorXd& u, Vec
 // Phi_q: values of the unique entries m.jac (size m.jac.size()).
 void constraint_jacobian(const Model& m, const VectorXd& x, double* jac_values);
 
+// Phi and Phi_q together, from one evaluation of the entities (equal to the two calls above).
+void constraint_values_jacobian(const Model& m, const VectorXd& x, const VectorXd& u, VectorXd& phi,
+                                double* jac_values);
+
 // out = sum_jk d2Phi/dx_j dx_k a_j b_k; a and b are over x (their constant part must be zero).
 void constraint_hessian_product(const Model& m, const VectorXd& x, const VectorXd& a,
                                 const VectorXd& b, VectorXd& out);
