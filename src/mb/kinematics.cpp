@@ -36,6 +36,8 @@ State initial_state(const Model& m) {
   s.lambda = VectorXd::Zero(m.nc);
   s.u = VectorXd::Zero(m.inputs.size());
   s.Q_correction = VectorXd::Zero(m.nq);
+  s.qdd_prev = VectorXd::Zero(m.nq);
+  s.qdd_prev2 = VectorXd::Zero(m.nq);
   return s;
 }
 

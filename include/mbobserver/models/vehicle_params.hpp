@@ -74,7 +74,7 @@ struct VehicleParams {
   double gravity_mps2 = 9.81;
   Road road;
   // Solver settings (see vehicle_build: why these values)
-  double newton_tolerance = 1e-7;
+  double newton_tolerance = 1e-6;
   int newton_max_iterations = 30;
   double penalty_ratio = 100;
 
