@@ -41,24 +41,32 @@ State initial_state(const Model& m) {
   return s;
 }
 
-bool factor_kinematics(const Model& m, const VectorXd& q, Workspace& ws) {
-  if (!ws.has_kinematics) throw std::logic_error("model has no kinematic solver (no independent coordinates declared)");
-  load_x(m, q, ws);
-  constraint_jacobian(m, ws.x, ws.jac.data());
+namespace {
+// Phi_qd' Phi_qd from the Jacobian in ws.jac.
+bool factor_normal_equations(Workspace& ws) {
   ws.kin.set_zero();
   for (const auto& p : ws.kin_slots) ws.kin.add(p.slot, ws.jac[p.e1] * ws.jac[p.e2]);
   return ws.kin.factorize();
 }
+}  // namespace
+
+bool factor_kinematics(const Model& m, const VectorXd& q, Workspace& ws) {
+  if (!ws.has_kinematics) throw std::logic_error("model has no kinematic solver (no independent coordinates declared)");
+  load_x(m, q, ws);
+  constraint_jacobian(m, ws.x, ws.jac.data());
+  return factor_normal_equations(ws);
+}
 
 KinematicResult solve_position(const Model& m, VectorXd& q, const VectorXd& u, Workspace& ws) {
   KinematicResult r;
+  if (!ws.has_kinematics) throw std::logic_error("model has no kinematic solver (no independent coordinates declared)");
   for (r.iterations = 0; r.iterations <= m.solver.kinematic_max_iterations; ++r.iterations) {
     load_x(m, q, ws);
-    constraint_values(m, ws.x, u, ws.phi);
+    constraint_values_jacobian(m, ws.x, u, ws.phi, ws.jac.data());
     r.residual = m.nc ? ws.phi.lpNorm<Eigen::Infinity>() : 0.0;
     if (!std::isfinite(r.residual)) return r;
     bool done = r.residual <= m.solver.kinematic_tolerance;
-    if (!factor_kinematics(m, q, ws)) return r;
+    if (!factor_normal_equations(ws)) return r;
     if (done) {
       r.converged = true;
       return r;
