@@ -55,7 +55,7 @@ MbObserver::MbObserver(const mb::Model& model, std::vector<std::shared_ptr<const
   for (std::size_t e = 0; e < m_.mass.size(); ++e) M_(m_.mass[e].row, m_.mass[e].col) += m_.mass_values[e];
   mbar_ldlt_.compute(MatrixXd::Identity(m_.z.size(), m_.z.size()));
   rhs_z_ = VectorXd::Zero(m_.z.size());
-  tmp_q_ = VectorXd::Zero(m_.nq);
+  tmp_q_ = qdd_before_ = VectorXd::Zero(m_.nq);
 }
 
 void MbObserver::initialize(const mb::State& s) {
@@ -176,7 +176,13 @@ void MbObserver::correct(ObserverStepReport& r) {
     mb::factor_kinematics(m_, s_.q, ws_);
   }
   // Accelerations consistent with the corrected positions and velocities (z_dd kept).
+  qdd_before_ = s_.qdd;
   mb::solve_acceleration(m_, s_.u, s_.qd, s_.qdd, ws_);
+  // The correction moves the trajectory, not its trend: the model step's predictor history
+  // (accelerations of the last steps, mb::step) moves with it, or the next step extrapolates
+  // the jump (lane change: 2.5 Newton iterations per step instead of 2).
+  s_.qdd_prev += s_.qdd - qdd_before_;
+  s_.qdd_prev2 += s_.qdd - qdd_before_;
   ekf_.reset_error();
 }
 

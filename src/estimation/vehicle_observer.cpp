@@ -448,6 +448,7 @@ const EstimateRecord& VehicleObserver::step(double t) {
   gather(t);
   models::set_inputs(*vehicle_, inputs_, obs_->state());
   auto r = obs_->step(meas_, &results_);
+  counters_.newton_iterations += static_cast<std::uint64_t>(r.model_step.iterations);
   t_ = t;
   bool gnss_pos_rejected = false, gnss_pos_accepted = false;
   for (std::size_t i = 0; i < meas_.size(); ++i) {

@@ -272,6 +272,10 @@ json run_vehicle_experiment(const VehicleScenario& sc, const RunOptions& opt) {
   rep["timing_us"]["observer_step"] = percentiles(obs_us);
   rep["timing_us"]["open_loop_model_step"] = percentiles(open_us);
   const auto& c = obs.counters();
+  auto per_step = [](const est::VehicleObserverCounters& k) {
+    return k.steps ? static_cast<double>(k.newton_iterations) / static_cast<double>(k.steps) : 0.0;
+  };
+  rep["newton_iterations_mean"] = {{"observer", per_step(c)}, {"model", per_step(open.counters())}};
   rep["failures"] = {{"resets", c.resets},
                      {"model_step_failures", c.model_step_failures},
                      {"correction_failures", c.correction_failures},

@@ -41,6 +41,10 @@ TEST(VehicleObserver, DoubleLaneChangeFromFirstFixBeatsTheOpenLoopWhereItMatters
   EXPECT_EQ(rep["sensors"]["gnss_pos"]["rejected"].get<int>(), 0);
   // consistency: the mean NEES of 14 error states is of the order of its dof, not 100x off
   EXPECT_LT(rep["consistency"]["nees_mean"].get<double>(), 5.0 * rep["consistency"]["nees_dof"].get<double>());
+  // The model step's Newton iterations: two with the engine's extrapolating predictor; the
+  // corrections move the predictor's history with the state (three if they did not).
+  EXPECT_LT(rep["newton_iterations_mean"]["model"].get<double>(), 2.1);
+  EXPECT_LT(rep["newton_iterations_mean"]["observer"].get<double>(), 2.4);  // 2.29; 2.51 without
 }
 
 TEST(VehicleObserver, RejectsAFiftyMetreGnssJumpAndKeepsItsPosition) {

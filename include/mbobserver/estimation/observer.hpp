@@ -103,7 +103,7 @@ class MbObserver {
   Gradients grad_;
   MatrixXd A21_, A22_, Mbar_, M_, tmp_mq_;
   Eigen::LDLT<MatrixXd> mbar_ldlt_;
-  VectorXd rhs_z_, tmp_q_;
+  VectorXd rhs_z_, tmp_q_, qdd_before_;
   long steps_ = 0;
 };
 

@@ -94,6 +94,7 @@ struct VehicleObserverCounters {
   std::uint64_t wheel_resets = 0;    // a wheel reset to its Hall counts after rejections
   std::uint64_t samples_stale = 0;   // samples older than the previous step (late)
   std::uint64_t samples_invalid = 0; // NaN / out of range
+  std::uint64_t newton_iterations = 0;  // of the model steps (what a step's time goes with)
 };
 
 class VehicleObserver {
