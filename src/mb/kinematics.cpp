@@ -99,31 +99,54 @@ void solve_acceleration(const Model& m, const VectorXd& u, const VectorXd& qd, V
   for (std::size_t d = 0; d < ws.dep_slots.size(); ++d) qdd[ws.dep_slots[d]] = -ws.kd[d];
 }
 
-void compute_R(const Model& m, Workspace& ws, std::span<const int> z_columns) {
-  for (const int j : z_columns) {
-    ws.kc.setZero();
-    for (std::size_t e = 0; e < m.jac.size(); ++e)
-      if (m.jac[e].col == m.z[j]) ws.kc[m.jac[e].row] += ws.jac[e];
-    jt_dep(m, ws, ws.kc, ws.kd);
-    ws.kin.solve(ws.kd, ws.kd);
-    ws.R.col(j).setZero();
-    for (std::size_t d = 0; d < ws.dep_slots.size(); ++d) ws.R(ws.dep_slots[d], j) = -ws.kd[d];
-    ws.R(m.z[j], j) = 1;
+namespace {
+// out (dependent x k) = Phi_qd' kcols (nc x k), both row-major: one pass over the Jacobian.
+void jt_dep_columns(const Model& m, Workspace& ws, int k) {
+  ws.kRHS.leftCols(k).setZero();
+  for (std::size_t e = 0; e < m.jac.size(); ++e) {
+    const int d = ws.dep_index[m.jac[e].col];
+    if (d >= 0) ws.kRHS.row(d).head(k) += ws.jac[e] * ws.kcols.row(m.jac[e].row).head(k);
   }
+}
+
+// -(Phi_qd' Phi_qd)^-1 kRHS into the dependent rows of the columns z_columns of `out`.
+void solve_dependent_columns(Workspace& ws, std::span<const int> z_columns, Eigen::MatrixXd& out) {
+  const int k = static_cast<int>(z_columns.size());
+  const int ld = static_cast<int>(ws.kRHS.cols());
+  ws.kin.solve_columns(ws.kRHS.data(), ld, k, ws.kscratch.data());
+  for (int c = 0; c < k; ++c) {
+    const int j = z_columns[c];
+    out.col(j).setZero();
+    for (std::size_t d = 0; d < ws.dep_slots.size(); ++d) out(ws.dep_slots[d], j) = -ws.kRHS(static_cast<Eigen::Index>(d), c);
+  }
+}
+}  // namespace
+
+// R_d = -(Phi_qd' Phi_qd)^-1 Phi_qd' Phi_qz (seed 003 eq. (85)), every requested column in one
+// multi-right-hand-side solve.
+void compute_R(const Model& m, Workspace& ws, std::span<const int> z_columns) {
+  const int k = static_cast<int>(z_columns.size());
+  ws.kcols.leftCols(k).setZero();
+  for (std::size_t e = 0; e < m.jac.size(); ++e)
+    for (int c = 0; c < k; ++c)
+      if (m.jac[e].col == m.z[z_columns[c]]) ws.kcols(m.jac[e].row, c) += ws.jac[e];
+  jt_dep_columns(m, ws, k);
+  solve_dependent_columns(ws, z_columns, ws.R);
+  for (const int j : z_columns) ws.R(m.z[j], j) = 1;
 }
 
 void compute_Rdot(const Model& m, const VectorXd& qd, Workspace& ws, std::span<const int> z_columns) {
   // Phi_q R = 0  =>  Phi_q Rdot = -Phi_q_dot R, with Rdot's z rows zero.
+  const int k = static_cast<int>(z_columns.size());
   ws.xd.head(m.nq) = qd;
   ws.xa.setZero();
-  for (const int j : z_columns) {
-    ws.xa.head(m.nq) = ws.R.col(j);
+  for (int c = 0; c < k; ++c) {
+    ws.xa.head(m.nq) = ws.R.col(z_columns[c]);
     constraint_hessian_product(m, ws.x, ws.xd, ws.xa, ws.kc);
-    jt_dep(m, ws, ws.kc, ws.kd);
-    ws.kin.solve(ws.kd, ws.kd);
-    ws.Rdot.col(j).setZero();
-    for (std::size_t d = 0; d < ws.dep_slots.size(); ++d) ws.Rdot(ws.dep_slots[d], j) = -ws.kd[d];
+    ws.kcols.col(c) = ws.kc;
   }
+  jt_dep_columns(m, ws, k);
+  solve_dependent_columns(ws, z_columns, ws.Rdot);
 }
 
 void apply_Rt(const Model& m, Workspace& ws, const VectorXd& v, VectorXd& out) {

@@ -148,6 +148,37 @@ void PreorderedLDLT::solve_in_place(Eigen::VectorXd& x) const {
   }
 }
 
+void PreorderedLDLT::solve_rows_in_place(double* x, int ld, int k) const {
+  const int n = static_cast<int>(m_diag.size());
+  const int* Lp = m_matrix.outerIndexPtr();
+  const int* Li = m_matrix.innerIndexPtr();
+  const double* Lx = m_matrix.valuePtr();
+  const double* D = m_diag.data();
+  const int* cols = row_col_.data();
+  const int* pos = row_pos_.data();
+  for (int r = 0; r < n; ++r) {  // L y = x by rows
+    double* xr = x + static_cast<std::ptrdiff_t>(r) * ld;
+    for (int e = row_start_[r]; e < row_start_[r + 1]; ++e) {
+      const double l = Lx[pos[e]];
+      const double* xj = x + static_cast<std::ptrdiff_t>(cols[e]) * ld;
+      for (int c = 0; c < k; ++c) xr[c] -= l * xj[c];
+    }
+  }
+  for (int r = 0; r < n; ++r) {
+    double* xr = x + static_cast<std::ptrdiff_t>(r) * ld;
+    const double d = D[r];
+    for (int c = 0; c < k; ++c) xr[c] /= d;
+  }
+  for (int j = n - 1; j >= 0; --j) {  // L' x = y
+    double* xj = x + static_cast<std::ptrdiff_t>(j) * ld;
+    for (int p = Lp[j]; p < Lp[j + 1]; ++p) {
+      const double l = Lx[p];
+      const double* xi = x + static_cast<std::ptrdiff_t>(Li[p]) * ld;
+      for (int c = 0; c < k; ++c) xj[c] -= l * xi[c];
+    }
+  }
+}
+
 }  // namespace detail
 
 int SparseSystem::factor_nonzeros() const {
@@ -170,6 +201,14 @@ void SparseSystem::set_zero() { std::fill_n(upper_.valuePtr(), upper_.nonZeros()
 
 // An indefinite or singular matrix shows as a non-positive pivot of the LDL' factors.
 bool SparseSystem::factorize() { return ldlt_.refactor(upper_); }
+
+void SparseSystem::solve_columns(double* X, int ld, int k, double* scratch) const {
+  for (int i = 0; i < n_; ++i)
+    std::copy_n(X + static_cast<std::ptrdiff_t>(i) * ld, k, scratch + static_cast<std::ptrdiff_t>(perm_[i]) * ld);
+  ldlt_.solve_rows_in_place(scratch, ld, k);
+  for (int i = 0; i < n_; ++i)
+    std::copy_n(scratch + static_cast<std::ptrdiff_t>(perm_[i]) * ld, k, X + static_cast<std::ptrdiff_t>(i) * ld);
+}
 
 void SparseSystem::solve(const Eigen::Ref<const Eigen::VectorXd>& b, Eigen::Ref<Eigen::VectorXd> x) {
   for (int i = 0; i < n_; ++i) work_[perm_[i]] = b[i];

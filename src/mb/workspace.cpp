@@ -82,6 +82,8 @@ Workspace::Workspace(const Model& m) {
     kr = VectorXd::Zero(dep_slots.size());
     kc = VectorXd::Zero(m.nc);
     R = Eigen::MatrixXd::Zero(m.nq, m.z.size());
+    kRHS = kscratch = RowMatrix::Zero(static_cast<Eigen::Index>(dep_slots.size()), static_cast<Eigen::Index>(m.z.size()));
+    kcols = RowMatrix::Zero(m.nc, static_cast<Eigen::Index>(m.z.size()));
     Rdot = Eigen::MatrixXd::Zero(m.nq, m.z.size());
     all_z.resize(m.z.size());
     for (std::size_t j = 0; j < m.z.size(); ++j) all_z[j] = static_cast<int>(j);

@@ -82,6 +82,29 @@ TEST(SparseSystem, SolvesLikeDenseAcrossRefactorisations) {
   }
 }
 
+TEST(SparseSystem, SolvesManyRightHandSidesLikeOneAtATime) {
+  Problem p = random_problem(59, 7u, 2.0);
+  SparseSystem S;
+  S.build(p.n, p.entries);
+  load(S, p);
+  ASSERT_TRUE(S.factorize());
+  const int ld = 14, k = 10;  // as the kinematic system: 10 of 14 columns of R
+  using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  RowMatrix X = RowMatrix::Random(p.n, ld), scratch(p.n, ld);
+  const RowMatrix B = X;
+  S.solve_columns(X.data(), ld, k, scratch.data());
+  for (int c = 0; c < ld; ++c) {
+    if (c >= k) {
+      EXPECT_EQ(X.col(c), B.col(c)) << "column " << c << " is past k: untouched";
+      continue;
+    }
+    Eigen::VectorXd x(p.n);
+    S.solve(B.col(c), x);
+    EXPECT_LT((X.col(c) - x).cwiseAbs().maxCoeff(), 1e-13 * (1 + x.cwiseAbs().maxCoeff())) << "column " << c;
+    EXPECT_LT((p.dense * X.col(c) - B.col(c)).cwiseAbs().maxCoeff(), 1e-11) << "column " << c;
+  }
+}
+
 TEST(SparseSystem, RejectsIndefiniteAndNaNThenRecovers) {
   Problem p = random_problem(40, 7, 1.5);
   SparseSystem S;

@@ -33,6 +33,9 @@ class PreorderedLDLT
   const Eigen::VectorXd& diagonal() const { return this->m_diag; }
   // x := (L D L')^-1 x in the factorised order.
   void solve_in_place(Eigen::VectorXd& x) const;
+  // The same for k right-hand sides at once, stored by rows (row i at x + i * ld): one pass
+  // over L for all of them.
+  void solve_rows_in_place(double* x, int ld, int k) const;
 
  private:
   std::vector<int> row_start_, row_col_, row_pos_;  // row k: columns row_col_[r], entry row_pos_[r]
@@ -62,6 +65,9 @@ class SparseSystem {
   bool factorize();
   // x = A^{-1} b using the last factorisation; x and b may alias.
   void solve(const Eigen::Ref<const Eigen::VectorXd>& b, Eigen::Ref<Eigen::VectorXd> x);
+  // X = A^{-1} X for the first k columns of a row-major n x ld matrix (several right-hand
+  // sides in one pass over the factor); `scratch` is another n x ld row-major buffer.
+  void solve_columns(double* X, int ld, int k, double* scratch) const;
 
  private:
   int n_ = 0;
