@@ -308,6 +308,107 @@ void constraint_hessian_product(const Model& m, const VectorXd& x, const VectorX
   }
 }
 
+namespace {
+// Column j of B as the direction b of a Hessian product (zero on constant slots).
+struct ColumnOf {
+  const Eigen::MatrixXd& B;
+  int j, nq, dim;
+  double at(int slot) const { return slot < nq ? B(slot, j) : 0.0; }
+  Vector3d load(int slot) const {
+    if (slot >= nq) return Vector3d::Zero();
+    return dim == 3 ? Vector3d(B(slot, j), B(slot + 1, j), B(slot + 2, j)) : Vector3d(B(slot, j), B(slot + 1, j), 0);
+  }
+  Vector3d eval(const LinearVec& v) const {
+    Vector3d s = Vector3d::Zero();
+    for (const auto& t : v.terms) s += apply(t, load(t.slot));
+    return s;
+  }
+};
+}  // namespace
+
+void constraint_hessian_product_columns(const Model& m, const VectorXd& x, const VectorXd& a,
+                                        const Eigen::MatrixXd& B, std::span<const int> cols, RowMatrix& out) {
+  const int k = static_cast<int>(cols.size());
+  for (const auto& c : m.constraints) {
+    switch (c.kind) {
+      case ConstraintKind::dot: {
+        const auto& d = m.dots[c.index];
+        const Vector3d Aa = eval_dir(d.A, a, m.dim), Ba = eval_dir(d.B, a, m.dim);
+        for (int col = 0; col < k; ++col) {
+          const ColumnOf b{B, cols[col], m.nq, m.dim};
+          out(c.row, col) = Aa.dot(b.eval(d.B)) + b.eval(d.A).dot(Ba);
+        }
+        break;
+      }
+      case ConstraintKind::combination: {
+        const auto& cc = m.combinations[c.index];
+        for (int r = 0; r < m.dim; ++r)
+          for (int col = 0; col < k; ++col) out(c.row + r, col) = 0;
+        for (const auto& term : cc.terms) {
+          const int n = term.nfactors;
+          if (n == 0) continue;  // linear in x: no second derivative
+          FactorValues f = factor_values(term, x);
+          const Vector3d Lx = apply(term.vec, load(x, term.vec.slot, m.dim));
+          const Vector3d La = apply(term.vec, load(a, term.vec.slot, m.dim));
+          // sum_jl d2g/ds_j ds_l a_j b_l = sum_l w_l b_l
+          double ga = 0, dj[3] = {0, 0, 0}, w[3] = {0, 0, 0};
+          for (int j = 0; j < n; ++j) {
+            const double sa = a[term.factors[j].slot];
+            dj[j] = f.dg[j] * product_except(f, n, j, -1);
+            ga += dj[j] * sa;
+            for (int l = 0; l < n; ++l) {
+              const double d2 = (j == l) ? f.ddg[j] * product_except(f, n, j, -1)
+                                         : f.dg[j] * f.dg[l] * product_except(f, n, j, l);
+              w[l] += d2 * sa;
+            }
+          }
+          for (int col = 0; col < k; ++col) {
+            const ColumnOf b{B, cols[col], m.nq, m.dim};
+            const Vector3d Lb = apply(term.vec, b.load(term.vec.slot));
+            double gb = 0, hab = 0;
+            for (int j = 0; j < n; ++j) {
+              const double sb = b.at(term.factors[j].slot);
+              gb += dj[j] * sb;
+              hab += w[j] * sb;
+            }
+            const Vector3d sum = term.c * (hab * Lx + ga * Lb + gb * La);
+            for (int r = 0; r < m.dim; ++r) out(c.row + r, col) += sum[r];
+          }
+        }
+        break;
+      }
+      case ConstraintKind::angle: {
+        const auto& g = m.angles[c.index];
+        const Vector3d A = evaluate(g.A, x, m.dim), Bv = evaluate(g.B, x, m.dim), n = axis_of(g, x, m.dim);
+        const Vector3d Aa = eval_dir(g.A, a, m.dim), Ba = eval_dir(g.B, a, m.dim);
+        const Vector3d na = g.n.terms.empty() ? Vector3d::Zero() : eval_dir(g.n, a, m.dim);
+        const auto th = sin_cos(g.theta_slot, x[g.theta_slot]);
+        const double ct = th.c, st = th.s, tha = a[g.theta_slot];
+        const double T = A.cross(Bv).dot(n), D = A.dot(Bv);
+        const double dTa = Aa.cross(Bv).dot(n) + A.cross(Ba).dot(n) + A.cross(Bv).dot(na);
+        const double dDa = Aa.dot(Bv) + A.dot(Ba);
+        for (int col = 0; col < k; ++col) {
+          const ColumnOf b{B, cols[col], m.nq, m.dim};
+          const Vector3d Ab = b.eval(g.A), Bb = b.eval(g.B);
+          const Vector3d nb = g.n.terms.empty() ? Vector3d::Zero() : b.eval(g.n);
+          const double thb = b.at(g.theta_slot);
+          const double dTb = Ab.cross(Bv).dot(n) + A.cross(Bb).dot(n) + A.cross(Bv).dot(nb);
+          const double dDb = Ab.dot(Bv) + A.dot(Bb);
+          const double d2T = Aa.cross(Bb).dot(n) + Ab.cross(Ba).dot(n) + Aa.cross(Bv).dot(nb) + Ab.cross(Bv).dot(na) +
+                             A.cross(Ba).dot(nb) + A.cross(Bb).dot(na);
+          const double d2D = Aa.dot(Bb) + Ab.dot(Ba);
+          out(c.row, col) = (-ct * T + st * D) * tha * thb + (-st * dTb - ct * dDb) * tha +
+                            (-st * dTa - ct * dDa) * thb + ct * d2T - st * d2D;
+        }
+        break;
+      }
+      case ConstraintKind::driving:
+        for (int col = 0; col < k; ++col) out(c.row, col) = 0;
+        break;
+    }
+  }
+}
+
 void constraint_time_terms(const Model& m, const VectorXd& u, VectorXd& phi_t, VectorXd& phi_tt) {
   phi_t.setZero();
   phi_tt.setZero();

@@ -139,12 +139,7 @@ void compute_Rdot(const Model& m, const VectorXd& qd, Workspace& ws, std::span<c
   // Phi_q R = 0  =>  Phi_q Rdot = -Phi_q_dot R, with Rdot's z rows zero.
   const int k = static_cast<int>(z_columns.size());
   ws.xd.head(m.nq) = qd;
-  ws.xa.setZero();
-  for (int c = 0; c < k; ++c) {
-    ws.xa.head(m.nq) = ws.R.col(z_columns[c]);
-    constraint_hessian_product(m, ws.x, ws.xd, ws.xa, ws.kc);
-    ws.kcols.col(c) = ws.kc;
-  }
+  constraint_hessian_product_columns(m, ws.x, ws.xd, ws.R, z_columns, ws.kcols);
   jt_dep_columns(m, ws, k);
   solve_dependent_columns(ws, z_columns, ws.Rdot);
 }

@@ -90,6 +90,25 @@ TEST(Constraints, ValuesWithTheJacobianAreTheSeparateEvaluations) {
   }
 }
 
+TEST(Constraints, HessianProductOfManyColumnsIsTheProductOfEach) {
+  for (auto& [name, m] : all_models()) {
+    VectorXd x = random_x(m, 9);
+    VectorXd a = VectorXd::Zero(x.size());
+    a.head(m.nq).setRandom();
+    Eigen::MatrixXd B = Eigen::MatrixXd::Random(m.nq, 5);
+    const std::vector<int> cols{4, 1, 3};  // a subset, out of order
+    RowMatrix out(m.nc, 5);
+    constraint_hessian_product_columns(m, x, a, B, cols, out);
+    for (std::size_t c = 0; c < cols.size(); ++c) {
+      VectorXd b = VectorXd::Zero(x.size()), one(m.nc);
+      b.head(m.nq) = B.col(cols[c]);
+      constraint_hessian_product(m, x, a, b, one);
+      const double err = (out.col(static_cast<Eigen::Index>(c)) - one).cwiseAbs().maxCoeff();
+      EXPECT_LT(err, 1e-13 * (1 + one.cwiseAbs().maxCoeff())) << name << " column " << cols[c];
+    }
+  }
+}
+
 TEST(Constraints, DrivingTimeTerms) {
   Model m = mbo::test::kitchen_sink_model();
   VectorXd u(3);

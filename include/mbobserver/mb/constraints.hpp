@@ -4,6 +4,8 @@
 // hessian_product(qd, R_j) column by column (seed 003 eq. (107)).
 #pragma once
 
+#include <span>
+
 #include "mbobserver/mb/model.hpp"
 
 namespace mbo::mb {
@@ -33,6 +35,12 @@ void constraint_values_jacobian(const Model& m, const VectorXd& x, const VectorX
 // out = sum_jk d2Phi/dx_j dx_k a_j b_k; a and b are over x (their constant part must be zero).
 void constraint_hessian_product(const Model& m, const VectorXd& x, const VectorXd& a,
                                 const VectorXd& b, VectorXd& out);
+
+// The same for several b at once: out(i, c) = sum_jk d2Phi_i/dx_j dx_k a_j B(k, cols[c]) for
+// c < cols.size(), B over q (nq rows; constant slots count as zero). What depends on x and a
+// is evaluated once per constraint (Rdot, column by column, seed 003 eq. (107)).
+void constraint_hessian_product_columns(const Model& m, const VectorXd& x, const VectorXd& a,
+                                        const Eigen::MatrixXd& B, std::span<const int> cols, RowMatrix& out);
 
 // Phi_t and Phi_tt of the driving constraints (zero rows elsewhere).
 void constraint_time_terms(const Model& m, const VectorXd& u, VectorXd& phi_t, VectorXd& phi_tt);

@@ -24,6 +24,7 @@ namespace mbo::mb {
 
 using Eigen::Vector3d;
 using Eigen::VectorXd;
+using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
 enum class EntityKind : std::uint8_t { point, vector, scalar };
 enum class ScalarKind : std::uint8_t { angle, distance, other };

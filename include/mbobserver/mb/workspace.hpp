@@ -51,7 +51,6 @@ class Workspace {
   VectorXd kd, kr, kc;               // dependent-sized scratch; nc-sized scratch
   Eigen::MatrixXd R, Rdot;           // nq x nz
   // Columns of R and Rdot solved together (row-major: one row per equation, nz wide).
-  using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   RowMatrix kRHS, kscratch;          // dependent x nz
   RowMatrix kcols;                   // nc x nz
 };
