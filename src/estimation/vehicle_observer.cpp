@@ -89,6 +89,7 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
     G.use_altitude = g->boolean("use_altitude", true);
     G.chassis_only = g->boolean("chassis_only", false);
     G.course_min_speed = g->non_negative("course_min_speed", G.course_min_speed);
+    G.course_sideslip_std = g->non_negative("course_sideslip_std", G.course_sideslip_std);
     G.timeout_s = g->positive("timeout_s", G.timeout_s);
     G.gate_sigma = g->non_negative("gate_sigma", c.settings.filter.gate_sigma);
     G.reset_after_rejection_s = g->positive("reset_after_rejection_s", G.reset_after_rejection_s);
@@ -307,7 +308,9 @@ void VehicleObserver::gather(double t) {
     }
     if (cfg_.gnss.use_course && have_course_ && s > cfg_.gnss.course_min_speed) {
       last_sample_t_[idx(SensorKind::gnss_course)] = ts;
-      add(kGnssCourse, 0, course_to_heading(last_gnss_course_), var / (s * s), cfg_.gnss.gate_sigma,
+      // heading = course - the model's sideslip: the course's noise plus the sideslip's error
+      const double vb = cfg_.gnss.course_sideslip_std * cfg_.gnss.course_sideslip_std;
+      add(kGnssCourse, 0, course_to_heading(last_gnss_course_), var / (s * s) + vb, cfg_.gnss.gate_sigma,
           SensorKind::gnss_course);
     }
   }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <vector>
 
 #include "alloc_count.hpp"
@@ -142,6 +143,26 @@ TEST(VehicleObserver, SameSamplesGiveTheSameEstimatesBitForBit) {
     ASSERT_EQ(a[k].x, b[k].x) << k;
     ASSERT_EQ(a[k].sideslip_deg, b[k].sideslip_deg) << k;
     ASSERT_EQ(a[k].tyre_fz[0], b[k].tyre_fz[0]) << k;
+  }
+}
+
+TEST(VehicleObserver, CourseSideslipStdIsReadAndCheckedFromTheGnssSection) {
+  // The course row's variance carries the model's sideslip error (docs/configuration.md).
+  const auto base = nlohmann::json::parse(std::ifstream(std::string(MBO_SOURCE_DIR) + "/config/mbobserver.json"))["observer"];
+  auto sc = scenario("vehicle_double_lane_change.json", 1);
+  auto read = [&](const nlohmann::json& section) {
+    return est::read_vehicle_observer_config(JsonReader(section, "obs.json"), *sc.model);
+  };
+  EXPECT_NEAR(read(base).gnss.course_sideslip_std, M_PI / 180, 1e-15);  // the default: 1 deg
+  auto j = base;
+  j["gnss"]["course_sideslip_std"] = 0.005;
+  EXPECT_EQ(read(j).gnss.course_sideslip_std, 0.005);
+  j["gnss"]["course_sideslip_std"] = -0.005;
+  try {
+    read(j);
+    FAIL() << "a negative standard deviation was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("/gnss/course_sideslip_std"), std::string::npos) << e.what();
   }
 }
 

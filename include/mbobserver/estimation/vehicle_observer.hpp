@@ -34,6 +34,9 @@ struct GnssConfig {
   bool use_altitude = true;  // the vertical row of the fix (leave out when z is not observed)
   bool chassis_only = false;      // seed 003 eq. (89): correct the chassis position only
   double course_min_speed = 3.0;  // m/s; below it the course says nothing
+  // rad, 1 sigma of the model's sideslip that turns course into heading: added to the course
+  // row's variance (the model's sideslip error is in the heading it gives)
+  double course_sideslip_std = 0.017453292519943295;
   double timeout_s = 0.5;
   double gate_sigma = 5;
   double reset_after_rejection_s = 3;  // continuous rejection this long: reset to the fix
