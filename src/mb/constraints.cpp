@@ -139,34 +139,6 @@ void combination_jacobian(const CombinationConstraint& c, const VectorXd& x, int
     for (int k = 0; k < dim; ++k) phi[row0 + k] = sum[k];
 }
 
-void combination_hessian(const CombinationConstraint& c, const VectorXd& x, const VectorXd& a,
-                         const VectorXd& b, int dim, double* out) {
-  Vector3d sum = Vector3d::Zero();
-  for (const auto& term : c.terms) {
-    const int n = term.nfactors;
-    if (n == 0) continue;  // linear in x: no second derivative
-    FactorValues f = factor_values(term, x);
-    Vector3d Lx = apply(term.vec, load(x, term.vec.slot, dim));
-    Vector3d La = apply(term.vec, load(a, term.vec.slot, dim));
-    Vector3d Lb = apply(term.vec, load(b, term.vec.slot, dim));
-    double ga = 0, gb = 0, hab = 0;
-    for (int j = 0; j < n; ++j) {
-      double sa = a[term.factors[j].slot], sb = b[term.factors[j].slot];
-      double dj = f.dg[j] * product_except(f, n, j, -1);
-      ga += dj * sa;
-      gb += dj * sb;
-      for (int l = 0; l < n; ++l) {
-        double sl_b = b[term.factors[l].slot];
-        double d2 = (j == l) ? f.ddg[j] * product_except(f, n, j, -1)
-                             : f.dg[j] * f.dg[l] * product_except(f, n, j, l);
-        hab += d2 * sa * sl_b;
-      }
-    }
-    sum += term.c * (hab * Lx + ga * Lb + gb * La);
-  }
-  for (int k = 0; k < dim; ++k) out[k] = sum[k];
-}
-
 Vector3d axis_of(const AngleConstraint& c, const VectorXd& x, int dim) {
   return c.n.terms.empty() ? Vector3d::UnitZ() : evaluate(c.n, x, dim);
 }
@@ -267,77 +239,43 @@ std::vector<Model::Entry> record_jacobian_pattern(const Model& m, const VectorXd
   return seq;
 }
 
-void constraint_hessian_product(const Model& m, const VectorXd& x, const VectorXd& a,
-                                const VectorXd& b, VectorXd& out) {
-  for (const auto& c : m.constraints) {
-    switch (c.kind) {
-      case ConstraintKind::dot: {
-        const auto& d = m.dots[c.index];
-        out[c.row] = eval_dir(d.A, a, m.dim).dot(eval_dir(d.B, b, m.dim)) +
-                     eval_dir(d.A, b, m.dim).dot(eval_dir(d.B, a, m.dim));
-        break;
-      }
-      case ConstraintKind::combination:
-        combination_hessian(m.combinations[c.index], x, a, b, m.dim, &out[c.row]);
-        break;
-      case ConstraintKind::angle: {
-        const auto& g = m.angles[c.index];
-        Vector3d A = evaluate(g.A, x, m.dim), B = evaluate(g.B, x, m.dim), n = axis_of(g, x, m.dim);
-        Vector3d Aa = eval_dir(g.A, a, m.dim), Ba = eval_dir(g.B, a, m.dim);
-        Vector3d Ab = eval_dir(g.A, b, m.dim), Bb = eval_dir(g.B, b, m.dim);
-        Vector3d na = Vector3d::Zero(), nb = Vector3d::Zero();
-        if (!g.n.terms.empty()) na = eval_dir(g.n, a, m.dim), nb = eval_dir(g.n, b, m.dim);
-        const auto th = sin_cos(g.theta_slot, x[g.theta_slot]);
-        const double ct = th.c, st = th.s;
-        double tha = a[g.theta_slot], thb = b[g.theta_slot];
-        double T = A.cross(B).dot(n), D = A.dot(B);
-        double dTa = Aa.cross(B).dot(n) + A.cross(Ba).dot(n) + A.cross(B).dot(na);
-        double dTb = Ab.cross(B).dot(n) + A.cross(Bb).dot(n) + A.cross(B).dot(nb);
-        double dDa = Aa.dot(B) + A.dot(Ba), dDb = Ab.dot(B) + A.dot(Bb);
-        double d2T = Aa.cross(Bb).dot(n) + Ab.cross(Ba).dot(n) + Aa.cross(B).dot(nb) +
-                     Ab.cross(B).dot(na) + A.cross(Ba).dot(nb) + A.cross(Bb).dot(na);
-        double d2D = Aa.dot(Bb) + Ab.dot(Ba);
-        out[c.row] = (-ct * T + st * D) * tha * thb + (-st * dTb - ct * dDb) * tha +
-                     (-st * dTa - ct * dDa) * thb + ct * d2T - st * d2D;
-        break;
-      }
-      case ConstraintKind::driving:
-        out[c.row] = 0;
-        break;
-    }
-  }
-}
-
 namespace {
-// Column j of B as the direction b of a Hessian product (zero on constant slots).
-struct ColumnOf {
+// Directions b of a Hessian product: one vector over x, or columns of a matrix over q.
+struct VectorDirection {
+  const VectorXd& b;
+  int dim;
+  double at(int slot, int) const { return b[slot]; }
+  Vector3d load_entity(int slot, int) const { return load(b, slot, dim); }
+  Vector3d eval(const LinearVec& v, int) const { return eval_dir(v, b, dim); }
+};
+
+struct ColumnDirections {
   const Eigen::MatrixXd& B;
-  int j, nq, dim;
-  double at(int slot) const { return slot < nq ? B(slot, j) : 0.0; }
-  Vector3d load(int slot) const {
-    if (slot >= nq) return Vector3d::Zero();
+  std::span<const int> cols;
+  int nq, dim;
+  double at(int slot, int c) const { return slot < nq ? B(slot, cols[c]) : 0.0; }
+  Vector3d load_entity(int slot, int c) const {
+    if (slot >= nq) return Vector3d::Zero();  // a constant entity: no direction
+    const int j = cols[c];
     return dim == 3 ? Vector3d(B(slot, j), B(slot + 1, j), B(slot + 2, j)) : Vector3d(B(slot, j), B(slot + 1, j), 0);
   }
-  Vector3d eval(const LinearVec& v) const {
+  Vector3d eval(const LinearVec& v, int c) const {
     Vector3d s = Vector3d::Zero();
-    for (const auto& t : v.terms) s += apply(t, load(t.slot));
+    for (const auto& t : v.terms) s += apply(t, load_entity(t.slot, c));
     return s;
   }
 };
-}  // namespace
 
-void constraint_hessian_product_columns(const Model& m, const VectorXd& x, const VectorXd& a,
-                                        const Eigen::MatrixXd& B, std::span<const int> cols, RowMatrix& out) {
-  const int k = static_cast<int>(cols.size());
+// out(row, c) = sum_jk d2Phi_row/dx_j dx_k a_j b_k for the k directions b; what depends on x
+// and a is evaluated once per constraint.
+template <class Directions, class Out>
+void hessian_products(const Model& m, const VectorXd& x, const VectorXd& a, const Directions& b, int k, Out out) {
   for (const auto& c : m.constraints) {
     switch (c.kind) {
       case ConstraintKind::dot: {
         const auto& d = m.dots[c.index];
         const Vector3d Aa = eval_dir(d.A, a, m.dim), Ba = eval_dir(d.B, a, m.dim);
-        for (int col = 0; col < k; ++col) {
-          const ColumnOf b{B, cols[col], m.nq, m.dim};
-          out(c.row, col) = Aa.dot(b.eval(d.B)) + b.eval(d.A).dot(Ba);
-        }
+        for (int col = 0; col < k; ++col) out(c.row, col) = Aa.dot(b.eval(d.B, col)) + b.eval(d.A, col).dot(Ba);
         break;
       }
       case ConstraintKind::combination: {
@@ -347,54 +285,47 @@ void constraint_hessian_product_columns(const Model& m, const VectorXd& x, const
         for (const auto& term : cc.terms) {
           const int n = term.nfactors;
           if (n == 0) continue;  // linear in x: no second derivative
-          FactorValues f = factor_values(term, x);
+          const FactorValues f = factor_values(term, x);
           const Vector3d Lx = apply(term.vec, load(x, term.vec.slot, m.dim));
           const Vector3d La = apply(term.vec, load(a, term.vec.slot, m.dim));
-          // sum_jl d2g/ds_j ds_l a_j b_l = sum_l w_l b_l
-          double ga = 0, dj[3] = {0, 0, 0}, w[3] = {0, 0, 0};
+          double dj[3], d2[3][3];
           for (int j = 0; j < n; ++j) {
-            const double sa = a[term.factors[j].slot];
             dj[j] = f.dg[j] * product_except(f, n, j, -1);
-            ga += dj[j] * sa;
-            for (int l = 0; l < n; ++l) {
-              const double d2 = (j == l) ? f.ddg[j] * product_except(f, n, j, -1)
-                                         : f.dg[j] * f.dg[l] * product_except(f, n, j, l);
-              w[l] += d2 * sa;
-            }
+            for (int l = 0; l < n; ++l)
+              d2[j][l] = (j == l) ? f.ddg[j] * product_except(f, n, j, -1) : f.dg[j] * f.dg[l] * product_except(f, n, j, l);
           }
           for (int col = 0; col < k; ++col) {
-            const ColumnOf b{B, cols[col], m.nq, m.dim};
-            const Vector3d Lb = apply(term.vec, b.load(term.vec.slot));
-            double gb = 0, hab = 0;
+            const Vector3d Lb = apply(term.vec, b.load_entity(term.vec.slot, col));
+            double ga = 0, gb = 0, hab = 0;
             for (int j = 0; j < n; ++j) {
-              const double sb = b.at(term.factors[j].slot);
+              const double sa = a[term.factors[j].slot], sb = b.at(term.factors[j].slot, col);
+              ga += dj[j] * sa;
               gb += dj[j] * sb;
-              hab += w[j] * sb;
+              for (int l = 0; l < n; ++l) hab += d2[j][l] * sa * b.at(term.factors[l].slot, col);
             }
-            const Vector3d sum = term.c * (hab * Lx + ga * Lb + gb * La);
-            for (int r = 0; r < m.dim; ++r) out(c.row + r, col) += sum[r];
+            const Vector3d t = term.c * (hab * Lx + ga * Lb + gb * La);
+            for (int r = 0; r < m.dim; ++r) out(c.row + r, col) += t[r];
           }
         }
         break;
       }
       case ConstraintKind::angle: {
         const auto& g = m.angles[c.index];
-        const Vector3d A = evaluate(g.A, x, m.dim), Bv = evaluate(g.B, x, m.dim), n = axis_of(g, x, m.dim);
+        const Vector3d A = evaluate(g.A, x, m.dim), B = evaluate(g.B, x, m.dim), n = axis_of(g, x, m.dim);
         const Vector3d Aa = eval_dir(g.A, a, m.dim), Ba = eval_dir(g.B, a, m.dim);
         const Vector3d na = g.n.terms.empty() ? Vector3d::Zero() : eval_dir(g.n, a, m.dim);
         const auto th = sin_cos(g.theta_slot, x[g.theta_slot]);
         const double ct = th.c, st = th.s, tha = a[g.theta_slot];
-        const double T = A.cross(Bv).dot(n), D = A.dot(Bv);
-        const double dTa = Aa.cross(Bv).dot(n) + A.cross(Ba).dot(n) + A.cross(Bv).dot(na);
-        const double dDa = Aa.dot(Bv) + A.dot(Ba);
+        const double T = A.cross(B).dot(n), D = A.dot(B);
+        const double dTa = Aa.cross(B).dot(n) + A.cross(Ba).dot(n) + A.cross(B).dot(na);
+        const double dDa = Aa.dot(B) + A.dot(Ba);
         for (int col = 0; col < k; ++col) {
-          const ColumnOf b{B, cols[col], m.nq, m.dim};
-          const Vector3d Ab = b.eval(g.A), Bb = b.eval(g.B);
-          const Vector3d nb = g.n.terms.empty() ? Vector3d::Zero() : b.eval(g.n);
-          const double thb = b.at(g.theta_slot);
-          const double dTb = Ab.cross(Bv).dot(n) + A.cross(Bb).dot(n) + A.cross(Bv).dot(nb);
-          const double dDb = Ab.dot(Bv) + A.dot(Bb);
-          const double d2T = Aa.cross(Bb).dot(n) + Ab.cross(Ba).dot(n) + Aa.cross(Bv).dot(nb) + Ab.cross(Bv).dot(na) +
+          const Vector3d Ab = b.eval(g.A, col), Bb = b.eval(g.B, col);
+          const Vector3d nb = g.n.terms.empty() ? Vector3d::Zero() : b.eval(g.n, col);
+          const double thb = b.at(g.theta_slot, col);
+          const double dTb = Ab.cross(B).dot(n) + A.cross(Bb).dot(n) + A.cross(B).dot(nb);
+          const double dDb = Ab.dot(B) + A.dot(Bb);
+          const double d2T = Aa.cross(Bb).dot(n) + Ab.cross(Ba).dot(n) + Aa.cross(B).dot(nb) + Ab.cross(B).dot(na) +
                              A.cross(Ba).dot(nb) + A.cross(Bb).dot(na);
           const double d2D = Aa.dot(Bb) + Ab.dot(Ba);
           out(c.row, col) = (-ct * T + st * D) * tha * thb + (-st * dTb - ct * dDb) * tha +
@@ -407,6 +338,18 @@ void constraint_hessian_product_columns(const Model& m, const VectorXd& x, const
         break;
     }
   }
+}
+}  // namespace
+
+void constraint_hessian_product(const Model& m, const VectorXd& x, const VectorXd& a, const VectorXd& b,
+                                VectorXd& out) {
+  hessian_products(m, x, a, VectorDirection{b, m.dim}, 1, [&](int row, int) -> double& { return out[row]; });
+}
+
+void constraint_hessian_product_columns(const Model& m, const VectorXd& x, const VectorXd& a,
+                                        const Eigen::MatrixXd& B, std::span<const int> cols, RowMatrix& out) {
+  hessian_products(m, x, a, ColumnDirections{B, cols, m.nq, m.dim}, static_cast<int>(cols.size()),
+                   [&](int row, int col) -> double& { return out(row, col); });
 }
 
 void constraint_time_terms(const Model& m, const VectorXd& u, VectorXd& phi_t, VectorXd& phi_tt) {
