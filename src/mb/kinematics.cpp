@@ -42,6 +42,10 @@ State initial_state(const Model& m) {
 }
 
 namespace {
+void require_kinematics(const Workspace& ws) {
+  if (!ws.has_kinematics) throw std::logic_error("model has no kinematic solver (no independent coordinates declared)");
+}
+
 // Phi_qd' Phi_qd from the Jacobian in ws.jac.
 bool factor_normal_equations(Workspace& ws) {
   ws.kin.set_zero();
@@ -51,7 +55,7 @@ bool factor_normal_equations(Workspace& ws) {
 }  // namespace
 
 bool factor_kinematics(const Model& m, const VectorXd& q, Workspace& ws) {
-  if (!ws.has_kinematics) throw std::logic_error("model has no kinematic solver (no independent coordinates declared)");
+  require_kinematics(ws);
   load_x(m, q, ws);
   constraint_jacobian(m, ws.x, ws.jac.data());
   return factor_normal_equations(ws);
@@ -59,7 +63,7 @@ bool factor_kinematics(const Model& m, const VectorXd& q, Workspace& ws) {
 
 KinematicResult solve_position(const Model& m, VectorXd& q, const VectorXd& u, Workspace& ws) {
   KinematicResult r;
-  if (!ws.has_kinematics) throw std::logic_error("model has no kinematic solver (no independent coordinates declared)");
+  require_kinematics(ws);
   for (r.iterations = 0; r.iterations <= m.solver.kinematic_max_iterations; ++r.iterations) {
     load_x(m, q, ws);
     constraint_values_jacobian(m, ws.x, u, ws.phi, ws.jac.data());

@@ -131,8 +131,8 @@ void PreorderedLDLT::solve_in_place(Eigen::VectorXd& x) const {
     v[k] = (s0 + s1) + (s2 + s3);
   }
   for (int j = 0; j < n; ++j) v[j] /= D[j];
-  // L' x = y: row j of L' is column j of L. Four partial sums: one running sum is a chain of
-  // dependent multiply-adds, latency-bound (this loop was a quarter of a vehicle step).
+  // L' x = y: row j of L' is column j of L. Four partial sums, so that the multiply-adds of a
+  // row are not one chain of dependent operations.
   for (int j = n - 1; j >= 0; --j) {
     double s0 = v[j], s1 = 0, s2 = 0, s3 = 0;
     int p = Lp[j];

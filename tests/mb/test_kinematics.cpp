@@ -34,6 +34,18 @@ Eigen::MatrixXd dense_jacobian(const Model& m, Workspace& ws) {
   return D;
 }
 
+// A model placed on its constraints (the position problem from its initial values) with R.
+struct Placed {
+  Workspace ws;
+  State s;
+  VectorXd u;
+  bool converged;
+  explicit Placed(const Model& m) : ws(m), s(initial_state(m)), u(inputs_of(m)) {
+    converged = solve_position(m, s.q, u, ws).converged;
+    compute_R(m, ws);
+  }
+};
+
 }  // namespace
 
 TEST(Kinematics, PositionVelocityAccelerationProblems) {
@@ -61,11 +73,9 @@ TEST(Kinematics, PositionVelocityAccelerationProblems) {
 
 TEST(Kinematics, RMatrixIsTheNullSpaceAndMatchesFiniteDifferences) {
   for (auto& [name, m] : kinematic_models()) {
-    Workspace ws(m);
-    State s = initial_state(m);
-    VectorXd u = inputs_of(m);
-    ASSERT_TRUE(solve_position(m, s.q, u, ws).converged) << name;
-    compute_R(m, ws);
+    Placed p(m);
+    ASSERT_TRUE(p.converged) << name;
+    auto& [ws, s, u, converged] = p;
     Eigen::MatrixXd R = ws.R;
     Eigen::MatrixXd J = dense_jacobian(m, ws);
     EXPECT_LT((J * R).cwiseAbs().maxCoeff(), 1e-12) << name << ": Phi_q R != 0";
@@ -113,11 +123,9 @@ TEST(Kinematics, RTransposeProductMatchesTheFormedR) {
   // apply_Rt reduces a generalised force to the independent coordinates with one solve; it
   // must equal R' v with R formed column by column.
   for (auto& [name, m] : kinematic_models()) {
-    Workspace ws(m);
-    State s = initial_state(m);
-    VectorXd u = inputs_of(m);
-    ASSERT_TRUE(solve_position(m, s.q, u, ws).converged) << name;
-    compute_R(m, ws);
+    Placed p(m);
+    ASSERT_TRUE(p.converged) << name;
+    auto& ws = p.ws;
     VectorXd v = VectorXd::LinSpaced(m.nq, -2.0, 3.0), out(m.nq);
     VectorXd expected = ws.R.transpose() * v;
     apply_Rt(m, ws, v, out);
