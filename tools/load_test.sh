@@ -73,7 +73,9 @@ rss = [int(x) for x in open(f"{out}/rss.txt").read().split()]
 f, q, lat = s["frames"], s["queues"], s["latency_us"]
 print(f"frames {f['received']} in {s['wall_time_s']:.1f} s wall ({f['received'] / s['wall_time_s']:.0f}/s): "
       f"{f['decoded']} decoded, {f['unknown_id']} unknown id, {f['known_unmapped']} known but unmapped")
-print(f"steps {s['steps']}, deadline misses {s['deadline_misses']}, "
+ep = s["deadline_miss_episodes"]
+print(f"steps {s['steps']}, deadline misses {s['deadline_misses']} in {ep['total']} episodes "
+      f"(late wake-up {ep['late_wakeup']}, overrun {ep['overrun']}, waiting for the reader {ep['input_wait']}), "
       f"queue overflows {q['measurements']['overflows']} (high water {q['measurements']['high_water']} of "
       f"{q['measurements']['capacity']}) + {q['estimates']['overflows']}")
 for k in ("frame_to_step", "step_compute", "step_to_send"):

@@ -181,7 +181,8 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
     for (std::size_t b = 0; b < kFaultNames.size(); ++b) fault_counts[b] += (r.faults >> b) & 1u;
     publisher.on_record(r);
   };
-  std::atomic<std::uint64_t> steps_done{0}, deadline_misses{0}, skipped{0};
+  std::atomic<std::uint64_t> steps_done{0}, skipped{0};
+  DeadlineMisses misses;
   std::atomic<double> last_t{0};
   est::VehicleObserver observer(cfg.vehicle, cfg.observer, dt);
   std::atomic<std::uint64_t> resets{0};
@@ -195,7 +196,7 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
     s.add_queue("measurements", meas_q.counters());
     s.add_queue("estimates", est_q.counters());
     s.steps = steps_done.load();
-    s.deadline_misses = deadline_misses.load();
+    s.deadline_misses = misses.steps();
     s.skipped_steps = skipped.load();
     s.resets = resets.load();
     for (const auto& src : can_sources) {
@@ -230,8 +231,9 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
   notifier.status(replay ? "replaying " + opt.replay->string() : "running");
 
   // Replay reader: frames in file order, decoded, with a watermark of the log time below
-  // which every frame has been read. Paced replays hand each frame over at the wall moment of
-  // its log time, so queue depths and latencies are those a live bus would give.
+  // which every frame has been read (handed over, or the one read ahead). Paced replays hand
+  // each frame over at the wall moment of its log time, so queue depths and latencies are
+  // those a live bus would give.
   ReplayPacer pacer(opt.rate);
   std::atomic<double> watermark{-1e300}, t_last_frame{0}, read_fraction{0};
   std::atomic<bool> reader_done{false};
@@ -275,6 +277,9 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
         raise_watermark(f.t);
         if ((n & 1023u) == 0) read_fraction.store(log->fraction_read(), std::memory_order_relaxed);
         more = log->next(f);
+        // Every frame before the one now in hand has been handed over: the steps before its
+        // time need not wait for its wall moment (nor for a slice of the wait above).
+        if (more) raise_watermark(std::nextafter(f.t, -std::numeric_limits<double>::infinity()));
       }
       read_fraction.store(1.0, std::memory_order_relaxed);
       reader_done.store(true, std::memory_order_release);
@@ -298,6 +303,7 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
     double newest_t = 0;
     const double t0 = replay ? t_first : wall0;
     const auto progress_every = static_cast<std::uint64_t>(std::max(1.0, 2.0 / dt));
+    double previous_compute_s = 0;
     // Hands the measurements received up to step time t to the observer (the latest of each
     // channel wins); stops at the first one of a later step.
     auto drain_until = [&](double t) {
@@ -324,6 +330,7 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
       if (replay) {
         t = t0 + k * dt;
         if (!pacer.wait_until(t, [&] { return stop.load(std::memory_order_relaxed); })) break;
+        const bool woke_in_time = pacer.behind_s(t) <= dt;
         // Every frame up to t must have been read before the step (deterministic replay); the
         // reader raises the watermark past t at t's wall moment (paced) or long before (max).
         // The reader blocks on a full queue, so this step's measurements are drained while
@@ -340,13 +347,13 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
             t > t_last_frame.load(std::memory_order_relaxed) + dt)
           break;
         if (opt.stop_after_s > 0 && t - t0 > opt.stop_after_s) break;
-        if (opt.rate.max == false && pacer.behind_s(t) > dt) deadline_misses.fetch_add(1, std::memory_order_relaxed);
+        if (!opt.rate.max) misses.on_step(pacer.behind_s(t) > dt, classify_miss(previous_compute_s, dt, woke_in_time));
         step_start = monotonic_ns();
       } else {
         StepTick tick = clock.wait();
         step_start = monotonic_ns();
         t = wall0 + (tick.deadline_ns - mono0) * 1e-9;
-        if (tick.missed) deadline_misses.fetch_add(1, std::memory_order_relaxed);
+        misses.on_step(tick.missed, classify_miss(previous_compute_s, dt, false));
         skipped.store(clock.counters().skipped_steps, std::memory_order_relaxed);
         if (opt.stop_after_s > 0 && t - t0 > opt.stop_after_s) break;
       }
@@ -354,6 +361,7 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
       EstimateRecord rec = observer.step(t);
       const std::int64_t step_end = monotonic_ns();
       rec.step_compute_us = (step_end - step_start) * 1e-3;
+      previous_compute_s = (step_end - step_start) * 1e-9;
       // At --rate max the reader runs ahead of the steps, so wall time says nothing: the
       // latency is then the log time from the newest sample to the step that used it.
       if (newest_rx == 0)
@@ -430,7 +438,10 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
   s["wall_time_s"] = wall_s;
   s["throughput"] = {{"steps_per_s", wall_s > 0 ? steps / wall_s : 0}, {"frames_per_s", wall_s > 0 ? f.received / wall_s : 0},
                      {"real_time_factor", wall_s > 0 ? steps * dt / wall_s : 0}};
-  s["deadline_misses"] = deadline_misses.load();
+  s["deadline_misses"] = misses.steps();
+  s["deadline_miss_episodes"] = {{"total", misses.episodes()}};
+  for (std::size_t c = 0; c < kMissCauseNames.size(); ++c)
+    s["deadline_miss_episodes"][std::string(kMissCauseNames[c])] = misses.episodes(static_cast<MissCause>(c));
   s["queues"] = {{"measurements", {{"overflows", meas_q.overflows()}, {"high_water", meas_q.high_water()}, {"capacity", meas_q.capacity()}}},
                  {"estimates", {{"overflows", est_q.overflows()}, {"high_water", est_q.high_water()}, {"capacity", est_q.capacity()}}}};
   s["latency_us"]["frame_to_step_clock"] = replay && opt.rate.max ? "log" : "wall";

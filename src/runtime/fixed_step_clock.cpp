@@ -98,6 +98,25 @@ ClockCounters FixedStepClock::counters() const noexcept {
   return c;
 }
 
+MissCause classify_miss(double previous_compute_s, double step_s, bool woke_in_time) noexcept {
+  if (previous_compute_s > step_s) return MissCause::overrun;
+  return woke_in_time ? MissCause::input_wait : MissCause::late_wakeup;
+}
+
+void DeadlineMisses::on_step(bool missed, MissCause cause) noexcept {
+  if (missed) {
+    increment(steps_);
+    if (!in_episode_) increment(by_cause_[static_cast<std::size_t>(cause)]);
+  }
+  in_episode_ = missed;
+}
+
+std::uint64_t DeadlineMisses::episodes() const noexcept {
+  std::uint64_t n = 0;
+  for (const auto& c : by_cause_) n += c.load(std::memory_order_relaxed);
+  return n;
+}
+
 ReplayRate parse_replay_rate(std::string_view text) {
   if (text == "realtime") return {false, 1.0};
   if (text == "max") return {true, 1.0};

@@ -103,3 +103,23 @@ TEST(ReplayPacer, AStopRequestCutsALongGapShort) {
   EXPECT_EQ(polls, 3);
   EXPECT_TRUE(pacer.wait_until(-1.0, [] { return true; }));  // nothing to wait for: no poll
 }
+
+// A stall makes every step until the loop has caught up start late: one episode, attributed to
+// what delayed its first step; a later stall is a second episode.
+TEST(DeadlineMisses, ARunOfLateStepsIsOneEpisodeWithTheCauseOfItsFirst) {
+  DeadlineMisses m;
+  const double step = 0.002;
+  m.on_step(false, classify_miss(0.0001, step, true));
+  for (int k = 0; k < 4; ++k)  // the first woke late; the rest catch up (compute 0.1 ms each)
+    m.on_step(true, classify_miss(0.0001, step, k > 0));
+  m.on_step(false, MissCause::input_wait);
+  m.on_step(true, classify_miss(0.0025, step, false));  // the previous step overran
+  m.on_step(true, classify_miss(0.0001, step, true));   // input wait, but the same episode
+  m.on_step(false, MissCause::overrun);
+  m.on_step(true, classify_miss(0.0001, step, true));   // woke in time, waited for the reader
+  EXPECT_EQ(m.steps(), 7u);
+  EXPECT_EQ(m.episodes(), 3u);
+  EXPECT_EQ(m.episodes(MissCause::late_wakeup), 1u);
+  EXPECT_EQ(m.episodes(MissCause::overrun), 1u);
+  EXPECT_EQ(m.episodes(MissCause::input_wait), 1u);
+}

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -67,6 +68,34 @@ class FixedStepClock {
   std::atomic<std::uint64_t> misses_{0};
   std::atomic<std::uint64_t> skipped_{0};
   std::atomic<std::int64_t> max_lateness_ns_{0};
+};
+
+// What made a step start late. The steps after a stall all start late while the loop catches
+// up (a replay runs every step), so misses are grouped into episodes, each attributed to what
+// delayed its first step:
+//   overrun      the previous step computed for longer than a step;
+//   late_wakeup  the thread woke more than a step late (the machine did not run it);
+//   input_wait   a paced replay's estimator woke in time but waited for the log reader.
+enum class MissCause : std::uint8_t { overrun, late_wakeup, input_wait };
+inline constexpr std::array<std::string_view, 3> kMissCauseNames{"overrun", "late_wakeup", "input_wait"};
+// `woke_in_time`: a paced replay's estimator woke within a step of its moment (live: false).
+MissCause classify_miss(double previous_compute_s, double step_s, bool woke_in_time) noexcept;
+
+// Deadline misses of the estimator loop: written by the estimator thread only (on_step),
+// read by any thread.
+class DeadlineMisses {
+ public:
+  void on_step(bool missed, MissCause cause) noexcept;
+  std::uint64_t steps() const noexcept { return steps_.load(std::memory_order_relaxed); }
+  std::uint64_t episodes() const noexcept;
+  std::uint64_t episodes(MissCause c) const noexcept {
+    return by_cause_[static_cast<std::size_t>(c)].load(std::memory_order_relaxed);
+  }
+
+ private:
+  std::atomic<std::uint64_t> steps_{0};
+  std::array<std::atomic<std::uint64_t>, kMissCauseNames.size()> by_cause_{};
+  bool in_episode_ = false;
 };
 
 // --rate realtime | max | <factor>.
