@@ -3,6 +3,9 @@
 // TIMER_ABSTIME, as FixedStepClock does) and busy for 130 us each period, like a step.
 // Prints the wake-up lateness percentiles and how many wake-ups came more than one period
 // late. Built and run by tools/load_test.sh:  g++ -O2 tools/timer_jitter.cpp && ./a.out SECONDS
+// [BUSY_US (130) [LATE_FILE]]: with LATE_FILE, the CLOCK_MONOTONIC moment (s) of each wake-up
+// more than a period late is written there, one per line (run beside the daemon as a probe
+// of the machine's stalls, with BUSY_US 0).
 #include <sched.h>
 #include <time.h>
 
@@ -17,7 +20,9 @@ long ns_between(const timespec& a, const timespec& b) { return (b.tv_sec - a.tv_
 
 int main(int argc, char** argv) {
   const double seconds = argc > 1 ? std::atof(argv[1]) : 60;
-  constexpr long kPeriod = 2000000, kBusy = 130000;
+  constexpr long kPeriod = 2000000;
+  const long kBusy = argc > 2 ? std::atol(argv[2]) * 1000 : 130000;
+  std::FILE* late_file = argc > 3 ? std::fopen(argv[3], "w") : nullptr;
   sched_param sp{};
   sp.sched_priority = 50;
   const bool fifo = sched_setscheduler(0, SCHED_FIFO, &sp) == 0;
@@ -36,8 +41,10 @@ int main(int argc, char** argv) {
     const long l = ns_between(next, now);
     late.push_back(l);
     misses += l > kPeriod;
+    if (l > kPeriod && late_file) std::fprintf(late_file, "%.6f\n", now.tv_sec + now.tv_nsec * 1e-9);
     for (timespec b = now; ns_between(now, b) < kBusy;) clock_gettime(CLOCK_MONOTONIC, &b);
   }
+  if (late_file) std::fclose(late_file);
   std::sort(late.begin(), late.end());
   auto pct = [&](double q) { return late[std::min(late.size() - 1, static_cast<std::size_t>(q * late.size()))] / 1e3; };
   std::printf("platform timer (%s, %.0f s of 2 ms periods): wake-up lateness p50 %.1f us, p99.9 %.1f us, max %.1f us; "

@@ -347,13 +347,13 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
             t > t_last_frame.load(std::memory_order_relaxed) + dt)
           break;
         if (opt.stop_after_s > 0 && t - t0 > opt.stop_after_s) break;
-        if (!opt.rate.max) misses.on_step(pacer.behind_s(t) > dt, classify_miss(previous_compute_s, dt, woke_in_time));
         step_start = monotonic_ns();
+        if (!opt.rate.max) misses.on_step(pacer.behind_s(t) > dt, classify_miss(previous_compute_s, dt, woke_in_time), step_start);
       } else {
         StepTick tick = clock.wait();
         step_start = monotonic_ns();
         t = wall0 + (tick.deadline_ns - mono0) * 1e-9;
-        misses.on_step(tick.missed, classify_miss(previous_compute_s, dt, false));
+        misses.on_step(tick.missed, classify_miss(previous_compute_s, dt, false), step_start);
         skipped.store(clock.counters().skipped_steps, std::memory_order_relaxed);
         if (opt.stop_after_s > 0 && t - t0 > opt.stop_after_s) break;
       }
@@ -442,6 +442,9 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
   s["deadline_miss_episodes"] = {{"total", misses.episodes()}};
   for (std::size_t c = 0; c < kMissCauseNames.size(); ++c)
     s["deadline_miss_episodes"][std::string(kMissCauseNames[c])] = misses.episodes(static_cast<MissCause>(c));
+  s["deadline_miss_episodes"]["first_at_monotonic_s"] = json::array();
+  for (std::size_t i = 0; i < std::min<std::uint64_t>(misses.episodes(), DeadlineMisses::kKeptStarts); ++i)
+    s["deadline_miss_episodes"]["first_at_monotonic_s"].push_back(misses.episode_start_ns(i) * 1e-9);
   s["queues"] = {{"measurements", {{"overflows", meas_q.overflows()}, {"high_water", meas_q.high_water()}, {"capacity", meas_q.capacity()}}},
                  {"estimates", {{"overflows", est_q.overflows()}, {"high_water", est_q.high_water()}, {"capacity", est_q.capacity()}}}};
   s["latency_us"]["frame_to_step_clock"] = replay && opt.rate.max ? "log" : "wall";

@@ -103,10 +103,13 @@ MissCause classify_miss(double previous_compute_s, double step_s, bool woke_in_t
   return woke_in_time ? MissCause::input_wait : MissCause::late_wakeup;
 }
 
-void DeadlineMisses::on_step(bool missed, MissCause cause) noexcept {
+void DeadlineMisses::on_step(bool missed, MissCause cause, std::int64_t now_ns) noexcept {
   if (missed) {
     increment(steps_);
-    if (!in_episode_) increment(by_cause_[static_cast<std::size_t>(cause)]);
+    if (!in_episode_) {
+      increment(by_cause_[static_cast<std::size_t>(cause)]);
+      if (n_starts_ < kKeptStarts) starts_[n_starts_++] = now_ns;
+    }
   }
   in_episode_ = missed;
 }

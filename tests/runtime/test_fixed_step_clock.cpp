@@ -111,13 +111,16 @@ TEST(DeadlineMisses, ARunOfLateStepsIsOneEpisodeWithTheCauseOfItsFirst) {
   const double step = 0.002;
   m.on_step(false, classify_miss(0.0001, step, true));
   for (int k = 0; k < 4; ++k)  // the first woke late; the rest catch up (compute 0.1 ms each)
-    m.on_step(true, classify_miss(0.0001, step, k > 0));
-  m.on_step(false, MissCause::input_wait);
-  m.on_step(true, classify_miss(0.0025, step, false));  // the previous step overran
-  m.on_step(true, classify_miss(0.0001, step, true));   // input wait, but the same episode
-  m.on_step(false, MissCause::overrun);
-  m.on_step(true, classify_miss(0.0001, step, true));   // woke in time, waited for the reader
+    m.on_step(true, classify_miss(0.0001, step, k > 0), 100 + k);
+  m.on_step(false, MissCause::input_wait, 104);
+  m.on_step(true, classify_miss(0.0025, step, false), 105);  // the previous step overran
+  m.on_step(true, classify_miss(0.0001, step, true), 106);   // input wait, but the same episode
+  m.on_step(false, MissCause::overrun, 107);
+  m.on_step(true, classify_miss(0.0001, step, true), 108);   // woke in time, waited for the reader
   EXPECT_EQ(m.steps(), 7u);
+  EXPECT_EQ(m.episode_start_ns(0), 100);  // each episode's first late step
+  EXPECT_EQ(m.episode_start_ns(1), 105);
+  EXPECT_EQ(m.episode_start_ns(2), 108);
   EXPECT_EQ(m.episodes(), 3u);
   EXPECT_EQ(m.episodes(MissCause::late_wakeup), 1u);
   EXPECT_EQ(m.episodes(MissCause::overrun), 1u);

@@ -82,19 +82,26 @@ inline constexpr std::array<std::string_view, 3> kMissCauseNames{"overrun", "lat
 MissCause classify_miss(double previous_compute_s, double step_s, bool woke_in_time) noexcept;
 
 // Deadline misses of the estimator loop: written by the estimator thread only (on_step),
-// read by any thread.
+// read by any thread. The CLOCK_MONOTONIC moments at which the first kKeptStarts episodes
+// began are kept, to be matched against the system's own record of stalls (journalctl -o
+// short-monotonic, a probe thread) once the run is over.
 class DeadlineMisses {
  public:
-  void on_step(bool missed, MissCause cause) noexcept;
+  static constexpr std::size_t kKeptStarts = 32;
+  void on_step(bool missed, MissCause cause, std::int64_t now_ns = 0) noexcept;
   std::uint64_t steps() const noexcept { return steps_.load(std::memory_order_relaxed); }
   std::uint64_t episodes() const noexcept;
   std::uint64_t episodes(MissCause c) const noexcept {
     return by_cause_[static_cast<std::size_t>(c)].load(std::memory_order_relaxed);
   }
+  // After the estimator thread has stopped: the start of episode i < min(episodes(), kKeptStarts).
+  std::int64_t episode_start_ns(std::size_t i) const noexcept { return starts_[i]; }
 
  private:
   std::atomic<std::uint64_t> steps_{0};
   std::array<std::atomic<std::uint64_t>, kMissCauseNames.size()> by_cause_{};
+  std::array<std::int64_t, kKeptStarts> starts_{};
+  std::size_t n_starts_ = 0;
   bool in_episode_ = false;
 };
 
