@@ -4,10 +4,11 @@
 # vehicle observer of config/mbobserver.json. Passes when there are no queue overflows and no
 # deadline misses and the resident memory does not grow after the first seconds; prints the
 # latency percentiles. Not a unit test: it takes the drive's duration in wall time and wants
-# a quiet machine (run it alone). Beside the daemon runs a probe (tools/timer_jitter.cpp: an
-# idle SCHED_FIFO thread on the same 2 ms grid) that records when the machine itself woke it
-# more than a step late; each of the daemon's deadline-miss episodes is matched against those
-# moments, so that a miss of ours can be told from a stall of the machine.
+# a quiet machine (run it alone). Beside the daemon runs a probe on each CPU
+# (tools/timer_jitter.cpp: an idle SCHED_FIFO thread on the same 2 ms grid) that records when
+# the machine itself woke it more than a step late; each of the daemon's deadline-miss episodes
+# is matched against those moments, so that a miss of ours can be told from a stall of the
+# machine.
 #
 # usage: tools/load_test.sh [SECONDS (60)] [FRAMES_PER_S (8000)]   (after scripts/build.sh)
 #
@@ -53,8 +54,11 @@ PY
 
 g++ -O2 -o "$out/timer_jitter" tools/timer_jitter.cpp
 echo "== mbobserverd --replay $out/loaded.log --rate realtime (${seconds} s), with a stall probe beside it"
-"$out/timer_jitter" "$seconds" 0 "$out/probe_late.txt" > "$out/platform.txt" &
-probe=$!
+probes=()
+for ((cpu = 0; cpu < $(nproc); ++cpu)); do
+  "$out/timer_jitter" "$seconds" 0 "$out/probe_late_$cpu.txt" "$cpu" > "$out/platform_$cpu.txt" &
+  probes+=($!)
+done
 "$bin/mbobserverd" --config "$out/config.json" --replay "$out/loaded.log" --rate realtime \
   --summary-json "$out/summary.json" --no-progress > /dev/null 2> "$out/daemon.err" &
 pid=$!
@@ -64,7 +68,7 @@ while kill -0 "$pid" 2> /dev/null; do
   sleep 1
 done
 wait "$pid"
-wait "$probe"
+wait "${probes[@]}"
 grep -i "warn" "$out/daemon.err" || echo "(real-time priority and memory locking in effect)"
 
 /usr/bin/python3 - "$out" "$seconds" <<'PY'
@@ -94,9 +98,11 @@ if s["deadline_misses"]: bad.append(f"{s['deadline_misses']} deadline misses")
 if growth > 1.0: bad.append(f"memory grew {growth:.1f} MB")
 if s["steps"] < 0.99 * seconds / 0.002: bad.append("steps missing")
 print("load test: " + ("PASS" if not bad else "FAIL: " + ", ".join(bad)))
-print("probe beside it: " + open(f"{out}/platform.txt").read().strip())
+import glob
+for p in sorted(glob.glob(f"{out}/platform_*.txt")):
+    print(f"probe on CPU {p[len(out) + 10:-4]}: " + open(p).read().strip())
 if s["deadline_misses"]:
-    stalls = [float(x) for x in open(f"{out}/probe_late.txt").read().split()]
+    stalls = [float(x) for p in glob.glob(f"{out}/probe_late_*.txt") for x in open(p).read().split()]
     starts = ep.get("first_at_monotonic_s", [])
     # an episode's first late step starts once the stall is over, as the probe's late wake-up does
     seen = sum(any(abs(a - b) < 0.010 for b in stalls) for a in starts)

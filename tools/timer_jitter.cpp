@@ -3,9 +3,9 @@
 // TIMER_ABSTIME, as FixedStepClock does) and busy for 130 us each period, like a step.
 // Prints the wake-up lateness percentiles and how many wake-ups came more than one period
 // late. Built and run by tools/load_test.sh:  g++ -O2 tools/timer_jitter.cpp && ./a.out SECONDS
-// [BUSY_US (130) [LATE_FILE]]: with LATE_FILE, the CLOCK_MONOTONIC moment (s) of each wake-up
-// more than a period late is written there, one per line (run beside the daemon as a probe
-// of the machine's stalls, with BUSY_US 0).
+// [BUSY_US (130) [LATE_FILE [CPU]]]: with LATE_FILE, the CLOCK_MONOTONIC moment (s) of each
+// wake-up more than a period late is written there, one per line (run beside the daemon as a
+// probe of the machine's stalls, with BUSY_US 0, one per CPU: a virtual CPU can stall alone).
 #include <sched.h>
 #include <time.h>
 
@@ -26,6 +26,12 @@ int main(int argc, char** argv) {
   sched_param sp{};
   sp.sched_priority = 50;
   const bool fifo = sched_setscheduler(0, SCHED_FIFO, &sp) == 0;
+  if (argc > 4) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(std::atoi(argv[4]), &set);
+    sched_setaffinity(0, sizeof set, &set);
+  }
   timespec next;
   clock_gettime(CLOCK_MONOTONIC, &next);
   const long n = static_cast<long>(seconds * 1e9 / kPeriod);

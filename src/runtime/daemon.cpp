@@ -260,25 +260,22 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
         }
       };
       block_stop_signals_in_this_thread();
+      // Paced, a frame is handed over up to one step before its moment on the bus, as a
+      // kernel holds it in the socket's buffer: a reader late by less than a step does not
+      // hold the estimator up. Its receive time stays its moment on the bus.
+      const double lead = opt.rate.max ? 0.0 : dt;
+      auto stopping = [&] { return stop.load(std::memory_order_relaxed); };
       bool more = have_first;
-      for (std::uint64_t n = 0; more && !stop.load(std::memory_order_relaxed); ++n) {
-        if (!opt.rate.max) {
-          // Wait in short slices, raising the watermark with the wall clock so that the
-          // estimator is not held back by a gap in the log.
-          for (;;) {
-            const double now_log = rp.log_time_now();
-            if (now_log >= f.t || stop.load(std::memory_order_relaxed)) break;
-            raise_watermark(now_log);
-            sleep_until_monotonic_ns(std::min(rp.target_ns(f.t), monotonic_ns() + 1'000'000));
-          }
-        }
-        decoder.on_frame(f, monotonic_ns(), &stop);
+      for (std::uint64_t n = 0; more && !stopping(); ++n) {
+        if (!rp.wait_until(f.t - lead, stopping)) break;
+        const std::int64_t now = monotonic_ns();
+        decoder.on_frame(f, opt.rate.max ? now : std::max(now, rp.target_ns(f.t)), &stop);
         t_last_frame.store(std::max(t_last_frame.load(std::memory_order_relaxed), f.t), std::memory_order_relaxed);
         raise_watermark(f.t);
         if ((n & 1023u) == 0) read_fraction.store(log->fraction_read(), std::memory_order_relaxed);
         more = log->next(f);
         // Every frame before the one now in hand has been handed over: the steps before its
-        // time need not wait for its wall moment (nor for a slice of the wait above).
+        // time need not wait for its moment.
         if (more) raise_watermark(std::nextafter(f.t, -std::numeric_limits<double>::infinity()));
       }
       read_fraction.store(1.0, std::memory_order_relaxed);
