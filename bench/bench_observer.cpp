@@ -1,23 +1,31 @@
-// The vehicle observer step of the daemon (issue 6, "Speed"): model step, prediction, the
-// updates of every sensor sample due, the kinematic correction and the virtual sensors, at
-// dt = 2 ms, on the repository's scenarios. The truth drive and its sensor samples are made
-// before timing; each step (pushes + step) is timed on its own, so the percentiles include the
-// real tails. Heap allocations are counted over every step after the first second.
+// Observer steps. The vehicle observer of the daemon (issue 6, "Speed"): model step,
+// prediction, the updates of every sensor sample due, the kinematic correction and the virtual
+// sensors, at dt = 2 ms, on the repository's scenarios. The four-bar observer of seed 003
+// (issue 4, "Speed"): model step, filter and correction, errorEKF and errorEKF-FE, and the
+// 20-run experiment. The truth and its sensor samples are made before timing; each step is
+// timed on its own, so the percentiles include the real tails. Heap allocations are counted
+// over every step after the first second.
 #include <time.h>
 
 #include <algorithm>
 #include <chrono>
+#include <random>
 #include <string>
 #include <vector>
 
 #include <benchmark/benchmark.h>
 
 #include "alloc_count.hpp"
+#include "mbobserver/experiment/runner.hpp"
+#include "mbobserver/experiment/scenario.hpp"
 #include "mbobserver/experiment/vehicle_experiment.hpp"
+#include "mbobserver/mb/dynamics.hpp"
+#include "mbobserver/mb/kinematics.hpp"
 
 namespace {
 
 using namespace mbo;
+using Eigen::VectorXd;
 
 const char* const kScenarios[] = {"vehicle_double_lane_change.json", "vehicle_circle.json", "vehicle_braking.json"};
 
@@ -79,6 +87,99 @@ void BM_VehicleObserverStep(benchmark::State& state) {
   state.SetLabel(name + " (" + sc.observer.filter_type + ", " + std::to_string(wall.size()) + " steps)");
 }
 
+const char* const kFourbarFilters[] = {"errorEKF", "errorEKF-FE"};
+
+void BM_FourbarObserverStep(benchmark::State& state) {
+  const exp::Scenario sc = exp::load_scenario(std::string(MBO_SOURCE_DIR) + "/scenarios/fourbar_sinigaglia.json");
+  const std::string filter = kFourbarFilters[state.range(0)];
+  auto placed = [](const mb::Model& m, const std::vector<double>& z0, const std::vector<double>& zd0) {
+    mb::Workspace ws(m);
+    mb::State s = mb::initial_state(m);
+    for (std::size_t j = 0; j < m.z.size(); ++j) s.q[m.z[j]] = z0[j], s.qd[m.z[j]] = zd0[j];
+    mb::solve_position(m, s.q, s.u, ws);
+    mb::solve_velocity(m, s.u, s.qd, ws);
+    mb::initialize_accelerations(m, s, ws);
+    return s;
+  };
+  auto set_inputs = [](const std::vector<exp::InputTable>& tables, double t, mb::State& s) {
+    for (const auto& tb : tables) s.u[tb.input] = tb.value(t);
+  };
+  // the encoder samples of every step, from the truth (noise as the experiment adds it)
+  std::vector<std::shared_ptr<const est::Sensor>> on_truth, on_model;
+  for (const auto& spec : sc.sensors) on_truth.push_back(exp::make_sensor(spec, sc.truth)), on_model.push_back(exp::make_sensor(spec, sc.model));
+  const long steps = std::lround(sc.duration / sc.dt);
+  std::vector<std::vector<est::ScalarMeasurement>> samples(steps);
+  std::vector<VectorXd> model_u(steps);
+  {
+    mb::Workspace ws(sc.truth);
+    mb::State s = placed(sc.truth, sc.truth_z0, sc.truth_zd0), open = placed(sc.model, sc.model_z0, sc.model_zd0);
+    std::mt19937_64 rng(1);
+    std::normal_distribution<double> normal(0.0, 1.0);
+    VectorXd xdd = VectorXd::Zero(sc.truth.nq + sc.truth.nconst);
+    for (long k = 0; k < steps; ++k) {
+      const double t = (k + 1) * sc.dt;
+      set_inputs(sc.truth_inputs, t, s);
+      mb::step(sc.truth, s, ws, sc.dt);
+      set_inputs(sc.model_inputs, t, open);
+      model_u[k] = sc.model_inputs_from_truth ? s.u : open.u;
+      ws.x.head(sc.truth.nq) = s.q;
+      ws.xd.head(sc.truth.nq) = s.qd;
+      xdd.head(sc.truth.nq) = s.qdd;
+      est::MeasureContext ctx{sc.truth, ws.x, ws.xd, xdd};
+      for (std::size_t i = 0; i < sc.sensors.size(); ++i)
+        for (int row = 0; row < on_truth[i]->rows(); ++row)
+          samples[k].push_back({static_cast<int>(i), row,
+                                on_truth[i]->measure(ctx, row, nullptr) + sc.sensors[i].noise_std * normal(rng),
+                                sc.sensors[i].noise_std * sc.sensors[i].noise_std});
+    }
+  }
+  est::ObserverSettings settings = sc.filter;
+  settings.filter.force_error = filter == "errorEKF-FE";
+  if (settings.filter.force_error && !sc.fe_accel_noise.empty()) settings.filter.accel_noise = sc.fe_accel_noise;
+  std::vector<double> wall;
+  wall.reserve(steps * 4);
+  long allocations = 0, counted = 0;
+  std::vector<est::UpdateResult> results;
+  results.reserve(16);
+  for (auto _ : state) {
+    state.PauseTiming();
+    est::MbObserver obs(sc.model, on_model, settings, sc.dt);
+    obs.initialize(placed(sc.model, sc.model_z0, sc.model_zd0));
+    state.ResumeTiming();
+    for (long k = 0; k < steps; ++k) {
+      const bool count = (k + 1) * sc.dt > 1.0;
+      obs.state().u = model_u[k];
+      if (count) mbo::test::alloc_count_start();
+      const auto t0 = std::chrono::steady_clock::now();
+      obs.step(samples[k], &results);
+      const auto t1 = std::chrono::steady_clock::now();
+      if (count) allocations += mbo::test::alloc_count_stop(), ++counted;
+      wall.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+    }
+  }
+  std::sort(wall.begin(), wall.end());
+  auto pct = [&](double q) { return wall[std::min(wall.size() - 1, static_cast<std::size_t>(q * wall.size()))]; };
+  state.counters["p50_us"] = pct(0.50);
+  state.counters["p99_us"] = pct(0.99);
+  state.counters["p99.9_us"] = pct(0.999);
+  state.counters["allocs_per_step"] = counted ? double(allocations) / counted : 0;
+  state.SetLabel("fourbar_sinigaglia.json (" + filter + ", " + std::to_string(wall.size()) + " steps)");
+}
+
+// `mbobserver-experiment scenarios/fourbar_sinigaglia.json --runs 20`, without the JSON output.
+void BM_FourbarExperiment20Runs(benchmark::State& state) {
+  exp::Scenario sc = exp::load_scenario(std::string(MBO_SOURCE_DIR) + "/scenarios/fourbar_sinigaglia.json");
+  sc.filter_type = kFourbarFilters[state.range(0)];
+  for (auto _ : state) {
+    std::vector<nlohmann::json> runs;
+    for (std::uint64_t seed = 1; seed <= 20; ++seed) runs.push_back(exp::run_experiment(sc, {seed, nullptr}));
+    benchmark::DoNotOptimize(exp::aggregate_reports(runs));
+  }
+  state.SetLabel(sc.filter_type + ", 20 runs of 10 s");
+}
+
 }  // namespace
 
+BENCHMARK(BM_FourbarObserverStep)->DenseRange(0, 1)->Unit(benchmark::kMillisecond)->Iterations(3);
+BENCHMARK(BM_FourbarExperiment20Runs)->DenseRange(0, 1)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_VehicleObserverStep)->DenseRange(0, 2)->Unit(benchmark::kMillisecond)->Iterations(2);
