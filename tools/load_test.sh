@@ -55,8 +55,10 @@ PY
 g++ -O2 -o "$out/timer_jitter" tools/timer_jitter.cpp
 echo "== mbobserverd --replay $out/loaded.log --rate realtime (${seconds} s), with a stall probe beside it"
 probes=()
-for ((cpu = 0; cpu < $(nproc); ++cpu)); do
-  "$out/timer_jitter" "$seconds" 0 "$out/probe_late_$cpu.txt" "$cpu" > "$out/platform_$cpu.txt" &
+rm -f "$out"/platform_*.txt "$out"/probe_late_*.txt
+# the CPUs this process may use; the probes outlast the daemon's start-up and end
+for cpu in $(/usr/bin/python3 -c 'import os; print(*sorted(os.sched_getaffinity(0)))'); do
+  "$out/timer_jitter" "$((seconds + 5))" 0 "$out/probe_late_$cpu.txt" "$cpu" > "$out/platform_$cpu.txt" &
   probes+=($!)
 done
 "$bin/mbobserverd" --config "$out/config.json" --replay "$out/loaded.log" --rate realtime \

@@ -30,7 +30,10 @@ int main(int argc, char** argv) {
     cpu_set_t set;
     CPU_ZERO(&set);
     CPU_SET(std::atoi(argv[4]), &set);
-    sched_setaffinity(0, sizeof set, &set);
+    if (sched_setaffinity(0, sizeof set, &set) != 0) {
+      std::fprintf(stderr, "timer_jitter: cannot run on CPU %s\n", argv[4]);
+      return 2;
+    }
   }
   timespec next;
   clock_gettime(CLOCK_MONOTONIC, &next);

@@ -31,10 +31,15 @@ namespace {
 
 using nlohmann::json;
 
-// A measurement with the monotonic time at which the I/O side handed it over.
+// A measurement with the monotonic time at which the I/O side handed it over, and the time
+// that decides which step takes it: its own, except in a replay whose log time goes backwards,
+// where it is the latest log time read so far (the queue's order times never decrease, so a
+// step never depends on how far ahead the reader is; the observer still sees the sample's own
+// time and counts it stale).
 struct TimedMeasurement {
   Measurement m;
   std::int64_t rx_ns = 0;
+  double order_t = 0;
 };
 
 // Frame counters written by the I/O side, read by the status and the summary.
@@ -66,7 +71,8 @@ class FrameDecoder {
                std::atomic<std::uint64_t>* full_events)
       : map_(map), q_(q), c_(c), full_events_(full_events), buf_(std::max<std::size_t>(1, map.max_per_frame())) {}
 
-  void on_frame(const io::CanFrame& f, std::int64_t rx_ns, const std::atomic<bool>* stop = nullptr) {
+  void on_frame(const io::CanFrame& f, std::int64_t rx_ns, const std::atomic<bool>* stop = nullptr,
+                double order_t = std::numeric_limits<double>::quiet_NaN()) {
     c_.received.fetch_add(1, std::memory_order_relaxed);
     if (f.error) {
       c_.error_frames.fetch_add(1, std::memory_order_relaxed);
@@ -81,15 +87,16 @@ class FrameDecoder {
       return;
     }
     c_.decoded.fetch_add(1, std::memory_order_relaxed);
-    for (std::size_t i = 0; i < n; ++i) push(buf_[i], rx_ns, stop);
+    for (std::size_t i = 0; i < n; ++i) push(buf_[i], rx_ns, stop, order_t);
   }
 
-  void push(const Measurement& m, std::int64_t rx_ns, const std::atomic<bool>* stop = nullptr) {
+  void push(const Measurement& m, std::int64_t rx_ns, const std::atomic<bool>* stop = nullptr,
+            double order_t = std::numeric_limits<double>::quiet_NaN()) {
     if (!std::isfinite(m.value)) {
       c_.rejected.fetch_add(1, std::memory_order_relaxed);
       return;
     }
-    TimedMeasurement tm{m, rx_ns};
+    TimedMeasurement tm{m, rx_ns, std::isnan(order_t) ? m.t : order_t};
     if (!full_events_) {
       q_.push(tm);  // live: a full queue is counted by the queue
       return;
@@ -230,10 +237,11 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
   notifier.ready();
   notifier.status(replay ? "replaying " + opt.replay->string() : "running");
 
-  // Replay reader: frames in file order, decoded, with a watermark of the log time below
-  // which every frame has been read (handed over, or the one read ahead). Paced replays hand
-  // each frame over at the wall moment of its log time, so queue depths and latencies are
-  // those a live bus would give.
+  // Replay reader: frames in file order, decoded, with a watermark of the order time (the log
+  // time, never decreasing: TimedMeasurement) below which every frame has been read (handed
+  // over, or the one read ahead). Paced replays hand each frame over at most one step before
+  // the wall moment of its log time, so queue depths and latencies are those a live bus would
+  // give.
   ReplayPacer pacer(opt.rate);
   std::atomic<double> watermark{-1e300}, t_last_frame{0}, read_fraction{0};
   std::atomic<bool> reader_done{false};
@@ -247,8 +255,9 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
       have_first = true;
       t_first = f.t;
     }
+    double t_order = t_first;  // the order time of the frame in hand (the reader's own, below)
     pacer.start(t_first);
-    reader = std::thread([&, have_first, f, rp = pacer]() mutable {
+    reader = std::thread([&, have_first, f, t_order, rp = pacer]() mutable {
       // A paced replay stands in for the kernel delivering frames: give the reader the
       // estimator's priority, or a late reader shows as the estimator's deadline miss.
       if (!opt.rate.max && cfg.runtime.realtime_priority > 0) apply_realtime(cfg.runtime.realtime_priority, false);
@@ -269,14 +278,17 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
       for (std::uint64_t n = 0; more && !stopping(); ++n) {
         if (!rp.wait_until(f.t - lead, stopping)) break;
         const std::int64_t now = monotonic_ns();
-        decoder.on_frame(f, opt.rate.max ? now : std::max(now, rp.target_ns(f.t)), &stop);
+        decoder.on_frame(f, opt.rate.max ? now : std::max(now, rp.target_ns(f.t)), &stop, t_order);
         t_last_frame.store(std::max(t_last_frame.load(std::memory_order_relaxed), f.t), std::memory_order_relaxed);
-        raise_watermark(f.t);
+        raise_watermark(t_order);
         if ((n & 1023u) == 0) read_fraction.store(log->fraction_read(), std::memory_order_relaxed);
         more = log->next(f);
-        // Every frame before the one now in hand has been handed over: the steps before its
-        // time need not wait for its moment.
-        if (more) raise_watermark(std::nextafter(f.t, -std::numeric_limits<double>::infinity()));
+        if (more) {
+          t_order = std::max(t_order, f.t);
+          // Every frame before the one now in hand has been handed over: the steps before its
+          // time need not wait for its moment.
+          raise_watermark(std::nextafter(t_order, -std::numeric_limits<double>::infinity()));
+        }
       }
       read_fraction.store(1.0, std::memory_order_relaxed);
       reader_done.store(true, std::memory_order_release);
@@ -309,7 +321,7 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
           if (!meas_q.pop(tm)) break;
           have_pending = true;
         }
-        if (tm.m.t > t + kSameInstant_s) break;  // belongs to a later step
+        if (tm.order_t > t + kSameInstant_s) break;  // belongs to a later step
         observer.push(tm.m);
         newest_rx = std::max(newest_rx, tm.rx_ns);
         newest_t = std::max(newest_t, tm.m.t);
@@ -329,7 +341,8 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
         if (!pacer.wait_until(t, [&] { return stop.load(std::memory_order_relaxed); })) break;
         const bool woke_in_time = pacer.behind_s(t) <= dt;
         // Every frame up to t must have been read before the step (deterministic replay); the
-        // reader raises the watermark past t at t's wall moment (paced) or long before (max).
+        // reader raises the watermark past t once it has read the first frame after t, which
+        // it does up to a step before t's wall moment (paced) or long before (max).
         // The reader blocks on a full queue, so this step's measurements are drained while
         // waiting (a step may hold more measurements than the queue). The estimator sleeps on
         // the reader's event count (C++20 atomic wait): a new watermark or a full queue.
@@ -340,6 +353,7 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
           if (meas_q.depth() >= meas_q.capacity()) continue;  // the reader waits for room: make it
           reader_events.wait(seen, std::memory_order_acquire);
         }
+        if (stop.load(std::memory_order_relaxed)) break;  // not a step with part of its samples
         if (reader_done.load(std::memory_order_acquire) && meas_q.depth() == 0 && !have_pending &&
             t > t_last_frame.load(std::memory_order_relaxed) + dt)
           break;

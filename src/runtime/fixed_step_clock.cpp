@@ -99,8 +99,8 @@ ClockCounters FixedStepClock::counters() const noexcept {
 }
 
 MissCause classify_miss(double previous_compute_s, double step_s, bool woke_in_time) noexcept {
-  if (previous_compute_s > step_s) return MissCause::overrun;
-  return woke_in_time ? MissCause::input_wait : MissCause::late_wakeup;
+  if (woke_in_time) return MissCause::input_wait;  // whatever came before, the wait made it late
+  return previous_compute_s > step_s ? MissCause::overrun : MissCause::late_wakeup;
 }
 
 void DeadlineMisses::on_step(bool missed, MissCause cause, std::int64_t now_ns) noexcept {

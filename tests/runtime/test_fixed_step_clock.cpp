@@ -121,6 +121,9 @@ TEST(DeadlineMisses, ARunOfLateStepsIsOneEpisodeWithTheCauseOfItsFirst) {
   EXPECT_EQ(m.episode_start_ns(0), 100);  // each episode's first late step
   EXPECT_EQ(m.episode_start_ns(1), 105);
   EXPECT_EQ(m.episode_start_ns(2), 108);
+  // A step that woke in time but waited for the reader is late by the wait, even after an
+  // overrun.
+  EXPECT_EQ(classify_miss(0.0025, step, true), MissCause::input_wait);
   EXPECT_EQ(m.episodes(), 3u);
   EXPECT_EQ(m.episodes(MissCause::late_wakeup), 1u);
   EXPECT_EQ(m.episodes(MissCause::overrun), 1u);
