@@ -165,7 +165,7 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
 
 VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle, const VehicleObserverConfig& config,
                                  double dt)
-    : vehicle_(std::move(vehicle)), cfg_(config), dt_(dt) {
+    : vehicle_(std::move(vehicle)), cfg_(config) {
   const auto& v = *vehicle_;
   ChassisFrame f{v.u, v.v, v.w};
   mb::LinearVec origin{{mb::LinearTerm{v.P0, 1, 0}}};

@@ -144,7 +144,6 @@ class VehicleObserver {
 
   std::shared_ptr<const models::Vehicle> vehicle_;
   VehicleObserverConfig cfg_;
-  double dt_;
   std::unique_ptr<MbObserver> obs_;
   GeographicLib::LocalCartesian enu_;
   bool origin_set_ = false, started_ = false, use_accel_ = true;
