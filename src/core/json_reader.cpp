@@ -54,6 +54,19 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& name) {
     if (syntax != std::string::npos) detail = detail.substr(syntax);
     throw ConfigError(name + ":" + line_column(text, e.byte == 0 ? 0 : e.byte - 1) +
                       ": not valid JSON: " + detail);
+  } catch (const nlohmann::json::exception& e) {
+    // A number beyond a double (out_of_range.406 "number overflow parsing '1e400'") has no
+    // position of its own: the first place the literal appears is where it is.
+    std::string what = e.what();
+    auto bracket = what.find("] ");
+    std::string detail = bracket == std::string::npos ? what : what.substr(bracket + 2);
+    std::string where;
+    auto q0 = detail.find('\''), q1 = detail.rfind('\'');
+    if (q0 != std::string::npos && q1 > q0) {
+      auto at = text.find(detail.substr(q0 + 1, q1 - q0 - 1));
+      if (at != std::string_view::npos) where = ":" + line_column(text, at);
+    }
+    throw ConfigError(name + where + ": not valid JSON: " + detail);
   }
 }
 

@@ -81,6 +81,13 @@ TEST(JsonReader, SyntaxErrorHasLineAndColumn) {
               HasSubstr("bad.json:3:"));
 }
 
+// Found by fuzz/fuzz_vehicle: nlohmann's out_of_range for a number beyond a double escaped as
+// another exception type.
+TEST(JsonReader, ANumberBeyondADoubleIsAConfigErrorWithItsPlace) {
+  const std::string e = error_of([] { mbo::parse_json_text("{\n  \"mass_kg\": 4e528433580\n}", "car.json"); });
+  EXPECT_THAT(e, HasSubstr("car.json:2:14: not valid JSON: number overflow parsing '4e528433580'"));
+}
+
 TEST(JsonReader, MissingFileIsConfigError) {
   EXPECT_EQ(error_of([] { JsonReader::from_file("/nonexistent/x.json"); }),
             "/nonexistent/x.json: cannot open file");
