@@ -378,10 +378,19 @@ void apply_overrides(nlohmann::json& doc, const nlohmann::json& overrides, const
     } else {
       pointer = "/" + key;
     }
-    nlohmann::json::json_pointer p(pointer);
-    if (!doc.contains(p))
-      throw ConfigError(where + "/" + key + ": overrides \"" + pointer + "\", which the model does not have");
-    doc[p] = it.value();
+    // A key is the user's JSON pointer (RFC 6901): "~" must be followed by 0 or 1 and so on
+    // (found by fuzz/fuzz_scenario: nlohmann's parse_error escaped as another exception).
+    try {
+      nlohmann::json::json_pointer p(pointer);
+      if (!doc.contains(p))
+        throw ConfigError(where + "/" + key + ": overrides \"" + pointer + "\", which the model does not have");
+      doc[p] = it.value();
+    } catch (const nlohmann::json::exception& e) {
+      std::string what = e.what();
+      auto bracket = what.find("] ");
+      throw ConfigError(where + "/" + key + ": not a usable override (" +
+                        (bracket == std::string::npos ? what : what.substr(bracket + 2)) + ")");
+    }
   }
 }
 

@@ -109,4 +109,12 @@ TEST(ModelJson, Overrides) {
                  "scenario.json: /truth/overrides/link7.mass: overrides \"/bodies/link7/mass\", which the "
                  "model does not have");
   }
+  // Found by fuzz/fuzz_scenario: a key that is not a JSON pointer ("~" must be followed by 0
+  // or 1) is a ConfigError too, not nlohmann's parse_error.
+  try {
+    load_model(mbo::test::model_path("fourbar"), {{"/gravity~x", 5}}, "scenario.json: /truth/overrides");
+    FAIL();
+  } catch (const mbo::ConfigError& e) {
+    EXPECT_THAT(e.what(), ::testing::StartsWith("scenario.json: /truth/overrides//gravity~x: not a usable override ("));
+  }
 }
