@@ -20,7 +20,6 @@
 #include "mbobserver/experiment/scenario.hpp"
 #include "mbobserver/experiment/vehicle_experiment.hpp"
 #include "mbobserver/mb/dynamics.hpp"
-#include "mbobserver/mb/kinematics.hpp"
 
 namespace {
 
@@ -92,17 +91,13 @@ const char* const kFourbarFilters[] = {"errorEKF", "errorEKF-FE"};
 void BM_FourbarObserverStep(benchmark::State& state) {
   const exp::Scenario sc = exp::load_scenario(std::string(MBO_SOURCE_DIR) + "/scenarios/fourbar_sinigaglia.json");
   const std::string filter = kFourbarFilters[state.range(0)];
-  auto placed = [](const mb::Model& m, const std::vector<double>& z0, const std::vector<double>& zd0) {
-    mb::Workspace ws(m);
-    mb::State s = mb::initial_state(m);
-    for (std::size_t j = 0; j < m.z.size(); ++j) s.q[m.z[j]] = z0[j], s.qd[m.z[j]] = zd0[j];
-    mb::solve_position(m, s.q, s.u, ws);
-    mb::solve_velocity(m, s.u, s.qd, ws);
-    mb::initialize_accelerations(m, s, ws);
-    return s;
-  };
-  auto set_inputs = [](const std::vector<exp::InputTable>& tables, double t, mb::State& s) {
-    for (const auto& tb : tables) s.u[tb.input] = tb.value(t);
+  // the model's starting state as the experiment makes it (exp::run_experiment)
+  auto started = [&](const mb::Model& m, const std::vector<double>& z0, const std::vector<double>& zd0,
+                     const std::vector<exp::InputTable>& inputs) {
+    exp::SimulatedModel sim(m, z0, zd0);
+    exp::apply_inputs(inputs, 0, sim.s);
+    sim.start();
+    return sim.s;
   };
   // the encoder samples of every step, from the truth (noise as the experiment adds it)
   std::vector<std::shared_ptr<const est::Sensor>> on_truth, on_model;
@@ -112,15 +107,16 @@ void BM_FourbarObserverStep(benchmark::State& state) {
   std::vector<VectorXd> model_u(steps);
   {
     mb::Workspace ws(sc.truth);
-    mb::State s = placed(sc.truth, sc.truth_z0, sc.truth_zd0), open = placed(sc.model, sc.model_z0, sc.model_zd0);
+    mb::State s = started(sc.truth, sc.truth_z0, sc.truth_zd0, sc.truth_inputs);
+    mb::State open = started(sc.model, sc.model_z0, sc.model_zd0, sc.model_inputs);
     std::mt19937_64 rng(1);
     std::normal_distribution<double> normal(0.0, 1.0);
     VectorXd xdd = VectorXd::Zero(sc.truth.nq + sc.truth.nconst);
     for (long k = 0; k < steps; ++k) {
       const double t = (k + 1) * sc.dt;
-      set_inputs(sc.truth_inputs, t, s);
+      exp::apply_inputs(sc.truth_inputs, t, s);
       mb::step(sc.truth, s, ws, sc.dt);
-      set_inputs(sc.model_inputs, t, open);
+      exp::apply_inputs(sc.model_inputs, t, open);
       model_u[k] = sc.model_inputs_from_truth ? s.u : open.u;
       ws.x.head(sc.truth.nq) = s.q;
       ws.xd.head(sc.truth.nq) = s.qd;
@@ -144,7 +140,7 @@ void BM_FourbarObserverStep(benchmark::State& state) {
   for (auto _ : state) {
     state.PauseTiming();
     est::MbObserver obs(sc.model, on_model, settings, sc.dt);
-    obs.initialize(placed(sc.model, sc.model_z0, sc.model_zd0));
+    obs.initialize(started(sc.model, sc.model_z0, sc.model_zd0, sc.model_inputs));
     state.ResumeTiming();
     for (long k = 0; k < steps; ++k) {
       const bool count = (k + 1) * sc.dt > 1.0;

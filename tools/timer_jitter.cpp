@@ -21,7 +21,7 @@ long ns_between(const timespec& a, const timespec& b) { return (b.tv_sec - a.tv_
 int main(int argc, char** argv) {
   const double seconds = argc > 1 ? std::atof(argv[1]) : 60;
   constexpr long kPeriod = 2000000;
-  const long kBusy = argc > 2 ? std::atol(argv[2]) * 1000 : 130000;
+  const long busy_ns = argc > 2 ? std::atol(argv[2]) * 1000 : 130000;
   std::FILE* late_file = argc > 3 ? std::fopen(argv[3], "w") : nullptr;
   sched_param sp{};
   sp.sched_priority = 50;
@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
     late.push_back(l);
     misses += l > kPeriod;
     if (l > kPeriod && late_file) std::fprintf(late_file, "%.6f\n", now.tv_sec + now.tv_nsec * 1e-9);
-    for (timespec b = now; ns_between(now, b) < kBusy;) clock_gettime(CLOCK_MONOTONIC, &b);
+    for (timespec b = now; ns_between(now, b) < busy_ns;) clock_gettime(CLOCK_MONOTONIC, &b);
   }
   if (late_file) std::fclose(late_file);
   std::sort(late.begin(), late.end());

@@ -42,6 +42,12 @@ std::string format_number(double v) {
 
 }  // namespace
 
+std::string json_exception_detail(const nlohmann::json::exception& e) {
+  const std::string what = e.what();
+  const auto bracket = what.find("] ");
+  return bracket == std::string::npos ? what : what.substr(bracket + 2);
+}
+
 nlohmann::json parse_json_text(std::string_view text, const std::string& name) {
   try {
     return nlohmann::json::parse(text.begin(), text.end(), nullptr, true, /*ignore_comments=*/false);
@@ -57,9 +63,7 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& name) {
   } catch (const nlohmann::json::exception& e) {
     // A number beyond a double (out_of_range.406 "number overflow parsing '1e400'") has no
     // position of its own: the first place the literal appears is where it is.
-    std::string what = e.what();
-    auto bracket = what.find("] ");
-    std::string detail = bracket == std::string::npos ? what : what.substr(bracket + 2);
+    const std::string detail = json_exception_detail(e);
     std::string where;
     auto q0 = detail.find('\''), q1 = detail.rfind('\'');
     if (q0 != std::string::npos && q1 > q0) {

@@ -17,29 +17,6 @@ namespace {
 using nlohmann::json;
 using Eigen::VectorXd;
 
-// A simulated model with its own inputs.
-struct Sim {
-  const mb::Model& m;
-  mb::Workspace ws;
-  mb::State s;
-  Sim(const mb::Model& model, const std::vector<double>& z0, const std::vector<double>& zd0)
-      : m(model), ws(model), s(mb::initial_state(model)) {
-    for (std::size_t j = 0; j < m.z.size(); ++j) s.q[m.z[j]] = z0[j], s.qd[m.z[j]] = zd0[j];
-  }
-  void start() {
-    auto r = mb::solve_position(m, s.q, s.u, ws);
-    if (!r.converged) throw std::runtime_error(m.name + ": the initial position problem does not converge");
-    mb::solve_velocity(m, s.u, s.qd, ws);
-    mb::initialize_accelerations(m, s, ws);
-  }
-};
-
-void apply_inputs(const std::vector<InputTable>& tables, double t, mb::State& s) {
-  for (const auto& tb : tables) s.u[tb.input] = tb.value(t);
-}
-
-
-
 double diff(double a, double b, bool angle) { return angle ? est::wrap_angle(a - b) : a - b; }
 
 bool is_angle_slot(const mb::Model& m, int slot) {
@@ -51,7 +28,7 @@ bool is_angle_slot(const mb::Model& m, int slot) {
 }  // namespace
 
 json run_experiment(const Scenario& sc, const RunOptions& opt) {
-  Sim truth(sc.truth, sc.truth_z0, sc.truth_zd0), open(sc.model, sc.model_z0, sc.model_zd0);
+  SimulatedModel truth(sc.truth, sc.truth_z0, sc.truth_zd0), open(sc.model, sc.model_z0, sc.model_zd0);
   apply_inputs(sc.truth_inputs, 0, truth.s);
   apply_inputs(sc.model_inputs, 0, open.s);
   if (sc.model_inputs_from_truth) open.s.u = truth.s.u;

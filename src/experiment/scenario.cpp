@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <stdexcept>
 
 #include "mbobserver/estimation/sensors/mechanism_sensors.hpp"
+#include "mbobserver/mb/dynamics.hpp"
+#include "mbobserver/mb/kinematics.hpp"
 #include "mbobserver/mb/model_json.hpp"
 
 namespace mbo::exp {
@@ -281,6 +284,22 @@ Scenario load_scenario(const std::filesystem::path& file) {
   }
   root.finish();
   return sc;
+}
+
+void apply_inputs(const std::vector<InputTable>& tables, double t, mb::State& s) {
+  for (const auto& tb : tables) s.u[tb.input] = tb.value(t);
+}
+
+SimulatedModel::SimulatedModel(const mb::Model& model, const std::vector<double>& z0, const std::vector<double>& zd0)
+    : m(model), ws(model), s(mb::initial_state(model)) {
+  for (std::size_t j = 0; j < m.z.size(); ++j) s.q[m.z[j]] = z0[j], s.qd[m.z[j]] = zd0[j];
+}
+
+void SimulatedModel::start() {
+  auto r = mb::solve_position(m, s.q, s.u, ws);
+  if (!r.converged) throw std::runtime_error(m.name + ": the initial position problem does not converge");
+  mb::solve_velocity(m, s.u, s.qd, ws);
+  mb::initialize_accelerations(m, s, ws);
 }
 
 }  // namespace mbo::exp

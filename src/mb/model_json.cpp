@@ -386,10 +386,7 @@ void apply_overrides(nlohmann::json& doc, const nlohmann::json& overrides, const
         throw ConfigError(where + "/" + key + ": overrides \"" + pointer + "\", which the model does not have");
       doc[p] = it.value();
     } catch (const nlohmann::json::exception& e) {
-      std::string what = e.what();
-      auto bracket = what.find("] ");
-      throw ConfigError(where + "/" + key + ": not a usable override (" +
-                        (bracket == std::string::npos ? what : what.substr(bracket + 2)) + ")");
+      throw ConfigError(where + "/" + key + ": not a usable override (" + json_exception_detail(e) + ")");
     }
   }
 }

@@ -31,6 +31,9 @@ nlohmann::json load_json_file(const std::filesystem::path& file);
 // Same, from text already in memory; `name` is used in messages.
 nlohmann::json parse_json_text(std::string_view text, const std::string& name);
 
+// nlohmann's message without its "[json.exception.<kind>.<id>] " prefix, for a ConfigError.
+std::string json_exception_detail(const nlohmann::json::exception& e);
+
 // A read-only view of one JSON value at a known pointer inside a known file. Reading a key
 // of an object marks it used; finish() rejects the keys nobody asked for.
 class JsonReader {

@@ -17,6 +17,7 @@
 #include "mbobserver/estimation/sensor.hpp"
 #include "mbobserver/mb/model.hpp"
 #include "mbobserver/mb/state.hpp"
+#include "mbobserver/mb/workspace.hpp"
 
 namespace mbo::exp {
 
@@ -28,6 +29,20 @@ struct InputTable {
   std::vector<double> t, v;
   double value(double time) const;
   double rate(double time) const;  // 0 for steps
+};
+
+// Writes each table's value at time t into the state's inputs.
+void apply_inputs(const std::vector<InputTable>& tables, double t, mb::State& s);
+
+// A simulated model of an experiment (truth or model): its state at the independent
+// coordinates z0 and rates zd0; start() solves the rest once the inputs are set.
+struct SimulatedModel {
+  const mb::Model& m;
+  mb::Workspace ws;
+  mb::State s;
+  SimulatedModel(const mb::Model& model, const std::vector<double>& z0, const std::vector<double>& zd0);
+  // Position, velocity and accelerations; throws when the position problem does not converge.
+  void start();
 };
 
 // One sensor of the scenario: how to build it on a model, its noise and rate.
