@@ -65,6 +65,9 @@ ErrorEkf::ErrorEkf(int n, const ErrorEkfSettings& s, double dt) : n_(n), setting
   P_ = P0_;
   tmp_ = MatrixXd::Zero(N, N);
   Fj_ = F_;
+  Bm_ = MatrixXd::Identity(n, n);
+  lu_ = Eigen::PartialPivLU<MatrixXd>(n);
+  Vrows_ = MatrixXd::Zero(n, N);
   e_ = VectorXd::Zero(N);
   b_ = VectorXd::Zero(N);
 }
@@ -72,10 +75,20 @@ ErrorEkf::ErrorEkf(int n, const ErrorEkfSettings& s, double dt) : n_(n), setting
 void ErrorEkf::predict(const MatrixXd* A21, const MatrixXd* A22) {
   e_.setZero();  // eq. (57): the model was corrected, so the predicted error is zero
   if (settings_.force_error && (A21 || A22)) {
-    // F with the model's Jacobians in the velocity row (first order in dt).
+    // F with the model's Jacobians J = [A21 A22] in the velocity row, taken implicitly
+    // (backward Euler) as the model's integrator takes them: dzd+ = B (dt A21 dz+ + F_v e)
+    // with B = (I - dt A22)^-1, dz+ = F_z e. A tyre's slip is a mode far faster than the
+    // step (tau = I v / (C r^2), under a millisecond at walking pace); to first order in dt
+    // its factor 1 - dt/tau would amplify instead of damp.
     Fj_ = F_;
-    if (A21) Fj_.block(n_, 0, n_, n_) += dt_ * *A21;
-    if (A22) Fj_.block(n_, n_, n_, n_) += dt_ * *A22;
+    if (A21) Fj_.middleRows(n_, n_).noalias() += (dt_ * *A21) * F_.topRows(n_);
+    if (A22) {
+      Bm_.setIdentity();
+      Bm_ -= dt_ * *A22;
+      lu_.compute(Bm_);
+      Vrows_ = Fj_.middleRows(n_, n_);
+      Fj_.middleRows(n_, n_).noalias() = lu_.solve(Vrows_);
+    }
     tmp_.noalias() = Fj_ * P_;
     P_.noalias() = tmp_ * Fj_.transpose();
   } else {

@@ -55,6 +55,10 @@ MbObserver::MbObserver(const mb::Model& model, std::vector<std::shared_ptr<const
   for (std::size_t e = 0; e < m_.mass.size(); ++e) M_(m_.mass[e].row, m_.mass[e].col) += m_.mass_values[e];
   mbar_ldlt_.compute(MatrixXd::Identity(m_.z.size(), m_.z.size()));
   rhs_z_ = VectorXd::Zero(m_.z.size());
+  Q0_ = qd0_ = q0_ = VectorXd::Zero(m_.nq);
+  u0_ = s_.u;
+  rq0_ = VectorXd::Zero(m_.z.size());
+  Robs_ = MatrixXd::Zero(m_.nq, n);
   tmp_q_ = qdd_before_ = VectorXd::Zero(m_.nq);
 }
 
@@ -138,6 +142,75 @@ void MbObserver::model_jacobians() {
   }
 }
 
+// eq. (67), zdd = Mbar^-1 R' (Q - M Rdot zd), linearised with Mbar held at the state:
+//   velocity:  dzdd = Mbar^-1 R' (dQ - M Rdot dzd)          (Rdot's own change left out)
+//   position:  dzdd = Mbar^-1 d(R' Q)                        (M Rdot zd's change left out)
+// along consistent motions: qd + hd R_j (R spans the constraints' null space), and q + h R_j
+// with the velocities projected there. d(R' Q) keeps R's change: a wheel's forces sit on
+// vectors that turn with it, and only R(q + h R_j)' Q(q + h R_j) sees that the torque about its
+// axle does not change with its spin angle. What is left out, the change of Mbar and of the
+// inertia terms, is a linkage's (use `all` there), not a tyre's: a tyre's slip answers a wheel
+// spin rate in a fraction of a step. The velocity half saves the base state; the position
+// half differentiates about that base, possibly a step later, to spread the cost.
+void MbObserver::force_jacobian_forces(const VectorXd& q, const VectorXd& qd) {
+  ws_.x.head(m_.nq) = q;
+  ws_.xd.head(m_.nq) = qd;
+  mb::generalized_forces(m_, ws_.x, ws_.xd, u0_, t0_, false, ws_.forces);
+}
+
+void MbObserver::force_jacobian_column(double step, MatrixXd& A, int j) {
+  zdd1_ = mbar_ldlt_.solve(rhs_z_);
+  for (int i = 0; i < A.rows(); ++i) A(i, j) = zdd1_[settings_.observed[i]] / step;
+}
+
+void MbObserver::force_jacobians_velocity() {
+  const int n = static_cast<int>(settings_.observed.size());
+  q0_ = s_.q;
+  u0_ = s_.u;
+  t0_ = s_.t;
+  mb::factor_kinematics(m_, q0_, ws_);
+  mb::compute_R(m_, ws_);
+  mb::compute_Rdot(m_, s_.qd, ws_);
+  tmp_mq_.noalias() = M_ * ws_.R;
+  Mbar_.noalias() = ws_.R.transpose() * tmp_mq_;
+  mbar_ldlt_.compute(Mbar_);
+  for (int j = 0; j < n; ++j) Robs_.col(j) = ws_.R.col(settings_.observed[j]);
+  // The base velocities projected as the perturbed ones will be: the step leaves them
+  // consistent only to its tolerance, which a difference over h = 1e-6 would amplify.
+  qd0_ = s_.qd;
+  mb::solve_velocity(m_, u0_, qd0_, ws_);
+  force_jacobian_forces(q0_, qd0_);
+  Q0_ = ws_.forces.Q;
+  rq0_.noalias() = ws_.R.transpose() * Q0_;
+  for (int j = 0; j < n; ++j) {
+    const double hd = 1e-6 * std::max(1.0, std::abs(qd0_[m_.z[settings_.observed[j]]]));
+    qdp_ = qd0_ + hd * Robs_.col(j);
+    force_jacobian_forces(q0_, qdp_);
+    dq_.noalias() = M_ * ws_.Rdot.col(settings_.observed[j]);
+    dq_ *= -hd;
+    dq_ += ws_.forces.Q;
+    dq_ -= Q0_;
+    rhs_z_.noalias() = ws_.R.transpose() * dq_;
+    force_jacobian_column(hd, A22_, j);
+  }
+}
+
+void MbObserver::force_jacobians_position() {
+  const int n = static_cast<int>(settings_.observed.size());
+  for (int j = 0; j < n; ++j) {
+    const double h = 1e-6 * std::max(1.0, std::abs(q0_[m_.z[settings_.observed[j]]]));
+    qp_ = q0_ + h * Robs_.col(j);
+    qdp_ = qd0_;
+    mb::factor_kinematics(m_, qp_, ws_);
+    mb::solve_velocity(m_, u0_, qdp_, ws_);
+    mb::compute_R(m_, ws_);
+    force_jacobian_forces(qp_, qdp_);
+    rhs_z_.noalias() = ws_.R.transpose() * ws_.forces.Q;
+    rhs_z_ -= rq0_;
+    force_jacobian_column(h, A21_, j);
+  }
+}
+
 void MbObserver::correct(ObserverStepReport& r) {
   const int n = static_cast<int>(settings_.observed.size());
   const VectorXd& e = ekf_.error();
@@ -202,9 +275,17 @@ ObserverStepReport MbObserver::step(const std::vector<ScalarMeasurement>& measur
       if (!r.model_step.converged) break;
     }
   }
-  const bool jac = ekf_.force_error() && settings_.jacobian_period > 0 &&
-                   steps_ % settings_.jacobian_period == 0;
-  if (jac) model_jacobians();
+  if (ekf_.force_error() && settings_.jacobian_period > 0) {
+    const long phase = steps_ % settings_.jacobian_period;
+    if (settings_.jacobian_terms == JacobianTerms::all) {
+      if (phase == 0) model_jacobians();
+    } else if (phase == 0) {
+      force_jacobians_velocity();
+      if (settings_.jacobian_period == 1) force_jacobians_position();
+    } else if (phase == 1) {
+      force_jacobians_position();  // the second half a step later: half the peak cost
+    }
+  }
   if (ekf_.force_error() && settings_.jacobian_period > 0)
     ekf_.predict(&A21_, &A22_);
   else

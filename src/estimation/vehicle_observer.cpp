@@ -61,6 +61,9 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
   if (auto fe = f.find("force_error")) {
     read_forced_coordinates(*fe, observed, fs);
     c.settings.jacobian_period = static_cast<int>(fe->integer("jacobian_period", 0, 1000000, 0));
+    c.settings.jacobian_terms = fe->choice("jacobian_terms", {"all", "forces"}, "forces") == "all"
+                                    ? JacobianTerms::all
+                                    : JacobianTerms::forces;
     c.settings.force_correction = fe->choice("correction", {"inertial", "coordinates"}, "coordinates") == "inertial"
                                       ? ForceCorrection::inertial
                                       : ForceCorrection::coordinates;

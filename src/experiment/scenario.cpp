@@ -253,6 +253,9 @@ Scenario load_scenario(const std::filesystem::path& file) {
     // state absorbs the slowly varying part of the model error.
     if (fe->has("velocity_plant_noise")) fe_accel_noise = per_observed(fe->at("velocity_plant_noise"), observed, "");
     sc.filter.jacobian_period = static_cast<int>(fe->integer("jacobian_period", 0, 1000000, 1));
+    sc.filter.jacobian_terms = fe->choice("jacobian_terms", {"all", "forces"}, "all") == "all"
+                                   ? est::JacobianTerms::all
+                                   : est::JacobianTerms::forces;
     sc.filter.force_correction = fe->choice("correction", {"inertial", "coordinates"}, "inertial") == "inertial"
                                      ? est::ForceCorrection::inertial
                                      : est::ForceCorrection::coordinates;

@@ -74,7 +74,8 @@ class ErrorEkf {
   int n_;
   ErrorEkfSettings settings_;
   double dt_;
-  MatrixXd F_, Fj_, W_, P_, P0_, tmp_;
+  MatrixXd F_, Fj_, W_, P_, P0_, tmp_, Bm_, Vrows_;
+  Eigen::PartialPivLU<MatrixXd> lu_;
   VectorXd e_, b_;
 };
 

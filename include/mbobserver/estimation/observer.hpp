@@ -26,11 +26,18 @@ enum class Correction {
 // How errorEKF-FE turns its acceleration error into a generalised force (see correct()).
 enum class ForceCorrection { inertial, coordinates };
 
+// Which terms of dzdd/dz, dzdd/dzd errorEKF-FE differentiates (see model_jacobians()).
+enum class JacobianTerms {
+  all,     // eq. (67) re-evaluated along each perturbation: R, Rdot and Mbar move too
+  forces,  // R, Rdot and Mbar held at the state, only the applied forces Q differentiated
+};
+
 struct ObserverSettings {
   ErrorEkfSettings filter;
   std::vector<int> observed;   // indices into model.z
   Correction correction = Correction::position_problem;
   int jacobian_period = 1;     // FE: recompute dzdd/dz, dzdd/dzd every this many steps; 0: never
+  JacobianTerms jacobian_terms = JacobianTerms::all;
   ForceCorrection force_correction = ForceCorrection::inertial;
 };
 
@@ -84,11 +91,18 @@ class MbObserver {
   // Gives the covariance of the observed [z, zd] (and FE's a) as diagonal standard deviations.
   VectorXd std_dev() const { return ekf_.covariance().diagonal().cwiseSqrt(); }
   const std::vector<int>& observed() const { return settings_.observed; }
+  // FE: the model's Jacobians dzdd/dz, dzdd/dzd (observed x observed) last computed.
+  const MatrixXd& jacobian_position() const { return A21_; }
+  const MatrixXd& jacobian_velocity() const { return A22_; }
 
  private:
   void jacobian_row(const Gradients& g, VectorXd& H) const;
   void correct(ObserverStepReport& r);
   void model_jacobians();
+  void force_jacobians_velocity();
+  void force_jacobians_position();
+  void force_jacobian_forces(const VectorXd& q, const VectorXd& qd);
+  void force_jacobian_column(double step, MatrixXd& A, int j);
   void reduced_acceleration(const VectorXd& q, const VectorXd& qd, VectorXd& zdd);
 
   const mb::Model& m_;
@@ -101,9 +115,10 @@ class MbObserver {
   // scratch
   VectorXd xdd_, H_, dq_, dqd_, zdd0_, zdd1_, qp_, qdp_;
   Gradients grad_;
-  MatrixXd A21_, A22_, Mbar_, M_, tmp_mq_;
+  MatrixXd A21_, A22_, Mbar_, M_, tmp_mq_, Robs_;
   Eigen::LDLT<MatrixXd> mbar_ldlt_;
-  VectorXd rhs_z_, tmp_q_, qdd_before_;
+  VectorXd rhs_z_, tmp_q_, qdd_before_, Q0_, qd0_, rq0_, q0_, u0_;
+  double t0_ = 0;
   long steps_ = 0;
 };
 
