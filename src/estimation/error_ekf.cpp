@@ -75,20 +75,29 @@ ErrorEkf::ErrorEkf(int n, const ErrorEkfSettings& s, double dt) : n_(n), setting
 void ErrorEkf::predict(const MatrixXd* A21, const MatrixXd* A22) {
   e_.setZero();  // eq. (57): the model was corrected, so the predicted error is zero
   if (settings_.force_error && (A21 || A22)) {
-    // F with the model's Jacobians J = [A21 A22] in the velocity row, taken implicitly
-    // (backward Euler) as the model's integrator takes them: dzd+ = B (dt A21 dz+ + F_v e)
-    // with B = (I - dt A22)^-1, dz+ = F_z e. A tyre's slip is a mode far faster than the
-    // step (tau = I v / (C r^2), under a millisecond at walking pace); to first order in dt
-    // its factor 1 - dt/tau would amplify instead of damp.
+    // F with the model's Jacobians J = [A21 A22] in the velocity row, by the trapezoidal rule
+    // the model's integrator uses (mb::step; seed 003 eqs. (39)-(42)):
+    //   (I - dt/2 A22) dzd+ = F_v e + dt/2 A22 dzd + dt/2 A21 (dz + dz+),  dz+ = F_z e.
+    // A tyre's slip is a mode far faster than the step (tau = I v / (C r^2), under a
+    // millisecond at walking pace): to first order in dt its factor 1 - dt/tau would amplify
+    // it; here it is (1 - dt/2tau) / (1 + dt/2tau), as in the model, never above 1 in size.
     Fj_ = F_;
-    if (A21) Fj_.middleRows(n_, n_).noalias() += (dt_ * *A21) * F_.topRows(n_);
-    if (A22) {
-      Bm_.setIdentity();
-      Bm_ -= dt_ * *A22;
-      lu_.compute(Bm_);
-      Vrows_ = Fj_.middleRows(n_, n_);
-      Fj_.middleRows(n_, n_).noalias() = lu_.solve(Vrows_);
+    Vrows_ = F_.middleRows(n_, n_);
+    Bm_.setIdentity();
+    if (A21) {
+      Vrows_.leftCols(n_) += (0.5 * dt_) * *A21;
+      Vrows_.noalias() += (0.5 * dt_ * *A21) * F_.topRows(n_);
     }
+    if (A22) {
+      Vrows_.middleCols(n_, n_) += (0.5 * dt_) * *A22;
+      Bm_ -= (0.5 * dt_) * *A22;
+    }
+    lu_.compute(Bm_);
+    // A mode growing at 2/dt (a tyre far past its force peak at walking pace) makes
+    // I - dt/2 A22 singular: that step keeps the transition without the Jacobians.
+    const double pivot = lu_.matrixLU().diagonal().cwiseAbs().minCoeff();
+    if (pivot > 1e-6) Fj_.middleRows(n_, n_).noalias() = lu_.solve(Vrows_);
+    if (!(pivot > 1e-6) || !Fj_.allFinite()) Fj_ = F_;
     tmp_.noalias() = Fj_ * P_;
     P_.noalias() = tmp_ * Fj_.transpose();
   } else {

@@ -49,8 +49,9 @@ MbObserver::MbObserver(const mb::Model& model, std::vector<std::shared_ptr<const
   H_ = VectorXd::Zero(ekf_.size());
   dq_ = dqd_ = qp_ = qdp_ = VectorXd::Zero(m_.nq);
   zdd0_ = zdd1_ = VectorXd::Zero(m_.z.size());
-  A21_ = A22_ = MatrixXd::Zero(n, n);
+  A21_ = A22_ = A21n_ = A22n_ = MatrixXd::Zero(n, n);
   Mbar_ = MatrixXd::Zero(m_.z.size(), m_.z.size());
+  tmp_mq_ = MatrixXd::Zero(m_.nq, m_.z.size());
   M_ = MatrixXd::Zero(m_.nq, m_.nq);
   for (std::size_t e = 0; e < m_.mass.size(); ++e) M_(m_.mass[e].row, m_.mass[e].col) += m_.mass_values[e];
   mbar_ldlt_.compute(MatrixXd::Identity(m_.z.size(), m_.z.size()));
@@ -151,7 +152,10 @@ void MbObserver::model_jacobians() {
 // axle does not change with its spin angle. What is left out, the change of Mbar and of the
 // inertia terms, is a linkage's (use `all` there), not a tyre's: a tyre's slip answers a wheel
 // spin rate in a fraction of a step. The velocity half saves the base state; the position
-// half differentiates about that base, possibly a step later, to spread the cost.
+// half differentiates about that base, possibly a step later, to spread the cost; the filter
+// takes the new pair once both halves are done. The FE force correction is left out: with
+// `coordinates` it sits on z slots (R' Q_c does not change); with `inertial` (M R da) its
+// change with the configuration is dropped.
 void MbObserver::force_jacobian_forces(const VectorXd& q, const VectorXd& qd) {
   ws_.x.head(m_.nq) = q;
   ws_.xd.head(m_.nq) = qd;
@@ -191,7 +195,7 @@ void MbObserver::force_jacobians_velocity() {
     dq_ += ws_.forces.Q;
     dq_ -= Q0_;
     rhs_z_.noalias() = ws_.R.transpose() * dq_;
-    force_jacobian_column(hd, A22_, j);
+    force_jacobian_column(hd, A22n_, j);
   }
 }
 
@@ -207,8 +211,10 @@ void MbObserver::force_jacobians_position() {
     force_jacobian_forces(qp_, qdp_);
     rhs_z_.noalias() = ws_.R.transpose() * ws_.forces.Q;
     rhs_z_ -= rq0_;
-    force_jacobian_column(h, A21_, j);
+    force_jacobian_column(h, A21n_, j);
   }
+  A21_ = A21n_;  // the pair changes together, a whole period after the other
+  A22_ = A22n_;
 }
 
 void MbObserver::correct(ObserverStepReport& r) {

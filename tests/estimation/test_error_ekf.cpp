@@ -226,11 +226,11 @@ TEST(ForceErrorConfig, NamesTheForcedCoordinatesInObservedOrder) {
             std::string::npos);
 }
 
-TEST(ErrorEkf, StiffModelJacobianDampsTheVelocityErrorAsTheImplicitModelStepDoes) {
+TEST(ErrorEkf, StiffModelJacobianTakenByTheModelsTrapezoidalRuleStaysBounded) {
   // One coordinate whose velocity error decays at rate k = 5000 1/s (a tyre's slip at
-  // walking pace): dt k = 10. The transition takes the Jacobians implicitly, so the velocity
-  // row is (1 + dt k)^-1 [dt A21, 1, dt] of the constant-acceleration one and the variance
-  // shrinks; to first order in dt the factor would be 1 - dt k = -9 and it would grow 81-fold.
+  // walking pace): dt k = 10. By the trapezoidal rule the velocity row is
+  // (1 + dt k/2)^-1 ([dt/2 A21, 1 - dt k/2, dt] + dt/2 A21 [1 dt dt^2/2]), so the velocity
+  // factor is about -2/3; to first order in dt it would be 1 - dt k = -9, 81-fold growth.
   const double dt = 0.002, k = 5000, a21 = -300;
   ErrorEkfSettings s = settings(1, true);
   ErrorEkf f(1, s, dt);
@@ -242,12 +242,17 @@ TEST(ErrorEkf, StiffModelJacobianDampsTheVelocityErrorAsTheImplicitModelStepDoes
   P(1, 1) = 1.0;  // velocity error only
   const Eigen::MatrixXd W = f.plant_noise();
   f.predict(&A21, &A22);
-  const double b = 1 / (1 + dt * k);
-  // velocity row of the transition: b * (dt A21 [1 dt dt^2/2] + [0 1 dt]); its zd entry is b (1 + dt^2 A21)
-  const double phi_vv = b * (1 + dt * a21 * dt);
+  const double phi_vv = (1 - dt * k / 2 + dt / 2 * a21 * dt) / (1 + dt * k / 2);
   EXPECT_NEAR(f.covariance()(1, 1), phi_vv * phi_vv + W(1, 1), 1e-12);
   EXPECT_NEAR(f.covariance()(0, 1), dt * phi_vv + W(0, 1), 1e-12);  // position row unchanged: [1 dt dt^2/2]
   for (int i = 0; i < 500; ++i) f.predict(&A21, &A22);
   EXPECT_LT(f.covariance()(1, 1), 1.0);  // bounded by the plant noise, not amplified
+  EXPECT_TRUE(f.healthy());
+  // A mode growing at exactly 2/dt makes the implicit matrix singular: that step falls back
+  // to the transition without the Jacobians instead of filling P with inf.
+  A22 << 2 / dt;
+  P.setIdentity();
+  f.predict(&A21, &A22);
+  EXPECT_TRUE(f.covariance().allFinite());
   EXPECT_TRUE(f.healthy());
 }

@@ -29,7 +29,7 @@ enum class ForceCorrection { inertial, coordinates };
 // Which terms of dzdd/dz, dzdd/dzd errorEKF-FE differentiates (see model_jacobians()).
 enum class JacobianTerms {
   all,     // eq. (67) re-evaluated along each perturbation: R, Rdot and Mbar move too
-  forces,  // R, Rdot and Mbar held at the state, only the applied forces Q differentiated
+  forces,  // Mbar and Rdot held at the state; the applied forces Q (and R' Q) differentiated
 };
 
 struct ObserverSettings {
@@ -115,7 +115,7 @@ class MbObserver {
   // scratch
   VectorXd xdd_, H_, dq_, dqd_, zdd0_, zdd1_, qp_, qdp_;
   Gradients grad_;
-  MatrixXd A21_, A22_, Mbar_, M_, tmp_mq_, Robs_;
+  MatrixXd A21_, A22_, A21n_, A22n_, Mbar_, M_, tmp_mq_, Robs_;
   Eigen::LDLT<MatrixXd> mbar_ldlt_;
   VectorXd rhs_z_, tmp_q_, qdd_before_, Q0_, qd0_, rq0_, q0_, u0_;
   double t0_ = 0;
