@@ -132,15 +132,28 @@ void MbObserver::model_jacobians() {
     qdp_ = s_.qd;
     mb::solve_velocity(m_, s_.u, qdp_, ws_);
     reduced_acceleration(qp_, qdp_, zdd1_);
-    for (int i = 0; i < n; ++i) A21_(i, j) = (zdd1_[settings_.observed[i]] - zdd0_[settings_.observed[i]]) / h;
+    for (int i = 0; i < n; ++i) A21n_(i, j) = (zdd1_[settings_.observed[i]] - zdd0_[settings_.observed[i]]) / h;
     const double hd = 1e-6 * std::max(1.0, std::abs(s_.qd[zi]));
     mb::factor_kinematics(m_, s_.q, ws_);
     qdp_ = s_.qd;
     qdp_[zi] += hd;
     mb::solve_velocity(m_, s_.u, qdp_, ws_);
     reduced_acceleration(s_.q, qdp_, zdd1_);
-    for (int i = 0; i < n; ++i) A22_(i, j) = (zdd1_[settings_.observed[i]] - zdd0_[settings_.observed[i]]) / hd;
+    for (int i = 0; i < n; ++i) A22n_(i, j) = (zdd1_[settings_.observed[i]] - zdd0_[settings_.observed[i]]) / hd;
   }
+  adopt_jacobians();
+}
+
+void MbObserver::adopt_jacobians() {
+  // A linearisation that moved by more than its own size over one period does not describe the
+  // next one either: tyres crossing their force peak within an ABS lock/release cycle (dFx/dkappa
+  // from -230 to +3 1/s and back). Such a period is predicted without the Jacobians, as
+  // errorEKF-FE without them would (ABS braking: x 0.016 -> 0.007 m, and no longer 0.05-0.17 m
+  // for periods of 5 or 50 steps); the lane change's and the circle's move by 5-11 % at most.
+  const double change = (A22n_ - A22_).norm();
+  jacobians_trusted_ = settings_.jacobian_max_change <= 0 || change <= settings_.jacobian_max_change * A22_.norm();
+  A21_ = A21n_;  // the pair changes together, a whole period after the other
+  A22_ = A22n_;
 }
 
 // eq. (67), zdd = Mbar^-1 R' (Q - M Rdot zd), linearised with Mbar held at the state:
@@ -213,8 +226,7 @@ void MbObserver::force_jacobians_position() {
     rhs_z_ -= rq0_;
     force_jacobian_column(h, A21n_, j);
   }
-  A21_ = A21n_;  // the pair changes together, a whole period after the other
-  A22_ = A22n_;
+  adopt_jacobians();
 }
 
 void MbObserver::correct(ObserverStepReport& r) {
@@ -292,7 +304,7 @@ ObserverStepReport MbObserver::step(const std::vector<ScalarMeasurement>& measur
       force_jacobians_position();  // the second half a step later: half the peak cost
     }
   }
-  if (ekf_.force_error() && settings_.jacobian_period > 0)
+  if (ekf_.force_error() && settings_.jacobian_period > 0 && jacobians_trusted_)
     ekf_.predict(&A21_, &A22_);
   else
     ekf_.predict();

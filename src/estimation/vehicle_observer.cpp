@@ -64,6 +64,7 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
     c.settings.jacobian_terms = fe->choice("jacobian_terms", {"all", "forces"}, "forces") == "all"
                                     ? JacobianTerms::all
                                     : JacobianTerms::forces;
+    c.settings.jacobian_max_change = fe->non_negative("jacobian_max_change", 1.0);
     c.settings.force_correction = fe->choice("correction", {"inertial", "coordinates"}, "coordinates") == "inertial"
                                       ? ForceCorrection::inertial
                                       : ForceCorrection::coordinates;

@@ -256,6 +256,7 @@ Scenario load_scenario(const std::filesystem::path& file) {
     sc.filter.jacobian_terms = fe->choice("jacobian_terms", {"all", "forces"}, "all") == "all"
                                    ? est::JacobianTerms::all
                                    : est::JacobianTerms::forces;
+    sc.filter.jacobian_max_change = fe->non_negative("jacobian_max_change", 1.0);
     sc.filter.force_correction = fe->choice("correction", {"inertial", "coordinates"}, "inertial") == "inertial"
                                      ? est::ForceCorrection::inertial
                                      : est::ForceCorrection::coordinates;

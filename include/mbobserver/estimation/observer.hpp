@@ -38,6 +38,9 @@ struct ObserverSettings {
   Correction correction = Correction::position_problem;
   int jacobian_period = 1;     // FE: recompute dzdd/dz, dzdd/dzd every this many steps; 0: never
   JacobianTerms jacobian_terms = JacobianTerms::all;
+  // FE: a new dzdd/dzd further than this (relative, Frobenius) from the last one is not used
+  // for the period it covers; 0: always used.
+  double jacobian_max_change = 1.0;
   ForceCorrection force_correction = ForceCorrection::inertial;
 };
 
@@ -94,11 +97,14 @@ class MbObserver {
   // FE: the model's Jacobians dzdd/dz, dzdd/dzd (observed x observed) last computed.
   const MatrixXd& jacobian_position() const { return A21_; }
   const MatrixXd& jacobian_velocity() const { return A22_; }
+  // Whether the transition uses them this period (see jacobian_max_change).
+  bool jacobians_trusted() const { return jacobians_trusted_; }
 
  private:
   void jacobian_row(const Gradients& g, VectorXd& H) const;
   void correct(ObserverStepReport& r);
   void model_jacobians();
+  void adopt_jacobians();
   void force_jacobians_velocity();
   void force_jacobians_position();
   void force_jacobian_forces(const VectorXd& q, const VectorXd& qd);
@@ -120,6 +126,7 @@ class MbObserver {
   VectorXd rhs_z_, tmp_q_, qdd_before_, Q0_, qd0_, rq0_, q0_, u0_;
   double t0_ = 0;
   long steps_ = 0;
+  bool jacobians_trusted_ = false;  // the first pair has nothing to be compared with
 };
 
 }  // namespace mbo::est
