@@ -106,7 +106,7 @@ class MbObserver {
   void model_jacobians();
   void adopt_jacobians();
   void force_jacobians_velocity();
-  void force_jacobians_position();
+  void force_jacobians_position(int first, int last);
   void force_jacobian_forces(const VectorXd& q, const VectorXd& qd);
   void force_jacobian_column(double step, MatrixXd& A, int j);
   void reduced_acceleration(const VectorXd& q, const VectorXd& qd, VectorXd& zdd);
