@@ -39,7 +39,7 @@ TEST(VehicleObserver, DoubleLaneChangeFromFirstFixBeatsTheOpenLoopWhereItMatters
   EXPECT_LT(rmse(rep, "observer", "sideslip_deg"), 0.1);
   EXPECT_LT(rmse(rep, "observer", "tyre_fz_fl"), 100.0);  // of ~4300 N static
   // Fx: the model's Jacobians tell the filter that a wheel's slip settles within a step, so its
-  // spin corrections do not shake the slip (273 N without them in these 4 s, 13 N with)
+  // spin corrections do not shake the slip (273 N in these 4 s with 0.7's filter, 8 N now)
   EXPECT_LT(rmse(rep, "observer", "tyre_fx_fl"), 30.0);
   EXPECT_EQ(rep["failures"]["resets"].get<int>(), 0);
   EXPECT_EQ(rep["failures"]["model_step_failures"].get<int>(), 0);
@@ -112,8 +112,8 @@ TEST(VehicleObserver, ForceJacobiansMatchTheFullDifferencesOfTheTyres) {
 TEST(VehicleObserver, AbsBrakingDoesNotTrustJacobiansThatJumpBetweenPeriods) {
   // ABS holds the tyres at their force peak, where dFx/dkappa swings from -230 to +3 1/s within
   // a lock/release cycle. Jacobians taken once every 50 steps then mislead the transition for
-  // the period they cover: 0.096 m of x error in these 4 s when they are always used,
-  // 0.020 m when a pair that moved by more than its own size is set aside.
+  // the period they cover: 0.12 m of x error in these 4 s when they are always used,
+  // 0.025 m when a pair that moved by more than its own size is set aside.
   auto sc = scenario("vehicle_braking.json", 4);
   sc.observer.settings.jacobian_period = 50;
   const auto rep = exp::run_vehicle_experiment(sc, {});
