@@ -30,7 +30,10 @@ ErrorEkf::ErrorEkf(int n, const ErrorEkfSettings& s, double dt) : n_(n), setting
     if (forced[k] < 0 || forced[k] >= n || (k > 0 && forced[k] <= forced[k - 1]))
       throw std::invalid_argument("force error: coordinates must be distinct observed ones, in order");
   const int m = static_cast<int>(forced.size());
-  const int N = 2 * n + m;
+  if (!s.force_error && !s.input_rate_noise.empty())
+    throw std::invalid_argument("estimated inputs need errorEKF-FE");
+  const int r = static_cast<int>(s.input_rate_noise.size());
+  const int N = 2 * n + m + r;
   auto check = [&](const std::vector<double>& v, const char* what, int size) {
     if (static_cast<int>(v.size()) != size)
       throw std::invalid_argument(std::string(what) + ": expected " + std::to_string(size) + " values");
@@ -43,6 +46,7 @@ ErrorEkf::ErrorEkf(int n, const ErrorEkfSettings& s, double dt) : n_(n), setting
   if (s.force_error) {
     check(s.accel_rate_noise, "plant noise (acceleration error rate)", m);
     check(s.initial_std_a, "initial std of the acceleration error", m);
+    check(s.initial_std_p, "initial std of the estimated inputs", r);
   }
   // Continuous model: d/dt [dz, dzd, da] = [dzd, da, w_a], with w on dzd as well.
   MatrixXd Fc = MatrixXd::Zero(N, N), Q = MatrixXd::Zero(N, N);
@@ -54,6 +58,7 @@ ErrorEkf::ErrorEkf(int n, const ErrorEkfSettings& s, double dt) : n_(n), setting
     Fc(n + forced[k], 2 * n + k) = 1;
     Q(2 * n + k, 2 * n + k) = s.accel_rate_noise[k];
   }
+  for (int k = 0; k < r; ++k) Q(2 * n + m + k, 2 * n + m + k) = s.input_rate_noise[k];
   F_ = (Fc * dt).exp();
   W_ = van_loan(Fc, Q, dt);
   P0_ = MatrixXd::Zero(N, N);
@@ -62,6 +67,7 @@ ErrorEkf::ErrorEkf(int n, const ErrorEkfSettings& s, double dt) : n_(n), setting
     P0_(n + i, n + i) = s.initial_std_zd[i] * s.initial_std_zd[i];
   }
   for (int k = 0; k < m; ++k) P0_(2 * n + k, 2 * n + k) = s.initial_std_a[k] * s.initial_std_a[k];
+  for (int k = 0; k < r; ++k) P0_(2 * n + m + k, 2 * n + m + k) = s.initial_std_p[k] * s.initial_std_p[k];
   P_ = P0_;
   tmp_ = MatrixXd::Zero(N, N);
   Fj_ = F_;
@@ -72,32 +78,44 @@ ErrorEkf::ErrorEkf(int n, const ErrorEkfSettings& s, double dt) : n_(n), setting
   b_ = VectorXd::Zero(N);
 }
 
-void ErrorEkf::predict(const MatrixXd* A21, const MatrixXd* A22) {
+void ErrorEkf::predict(const MatrixXd* A21, const MatrixXd* A22, const MatrixXd* B) {
   e_.setZero();  // eq. (57): the model was corrected, so the predicted error is zero
-  if (settings_.force_error && (A21 || A22)) {
-    // F with the model's Jacobians J = [A21 A22] in the velocity row, by the trapezoidal rule
-    // the model's integrator uses (mb::step; seed 003 eqs. (39)-(42)):
-    //   (I - dt/2 A22) dzd+ = F_v e + dt/2 A22 dzd + dt/2 A21 (dz + dz+),  dz+ = F_z e.
-    // A tyre's slip is a mode far faster than the step (tau = I v / (C r^2), under a
-    // millisecond at walking pace): to first order in dt its factor 1 - dt/tau would amplify
-    // it; here it is (1 - dt/2tau) / (1 + dt/2tau), as in the model, never above 1 in size.
-    Fj_ = F_;
-    Vrows_ = F_.middleRows(n_, n_);
-    Bm_.setIdentity();
-    if (A21) {
-      Vrows_.leftCols(n_) += (0.5 * dt_) * *A21;
-      Vrows_.noalias() += (0.5 * dt_ * *A21) * F_.topRows(n_);
+  const int p0 = inputs_offset(), r = inputs();
+  const bool with_inputs = settings_.force_error && B && r > 0;
+  if (settings_.force_error && (A21 || A22 || with_inputs)) {
+    // An input error dp accelerates as an acceleration error does: dzdd = B dp.
+    auto plain = [&] {
+      Fj_ = F_;
+      if (with_inputs) {
+        Fj_.block(0, p0, n_, r) = (0.5 * dt_ * dt_) * *B;
+        Fj_.block(n_, p0, n_, r) = dt_ * *B;
+      }
+    };
+    plain();
+    if (A21 || A22) {
+      // F with the model's Jacobians J = [A21 A22] in the velocity row, by the trapezoidal rule
+      // the model's integrator uses (mb::step; seed 003 eqs. (39)-(42)):
+      //   (I - dt/2 A22) dzd+ = F_v e + dt/2 A22 dzd + dt/2 A21 (dz + dz+),  dz+ = F_z e.
+      // A tyre's slip is a mode far faster than the step (tau = I v / (C r^2), under a
+      // millisecond at walking pace): to first order in dt its factor 1 - dt/tau would amplify
+      // it; here it is (1 - dt/2tau) / (1 + dt/2tau), as in the model, never above 1 in size.
+      Vrows_ = Fj_.middleRows(n_, n_);
+      Bm_.setIdentity();
+      if (A21) {
+        Vrows_.leftCols(n_) += (0.5 * dt_) * *A21;
+        Vrows_.noalias() += (0.5 * dt_ * *A21) * Fj_.topRows(n_);
+      }
+      if (A22) {
+        Vrows_.middleCols(n_, n_) += (0.5 * dt_) * *A22;
+        Bm_ -= (0.5 * dt_) * *A22;
+      }
+      lu_.compute(Bm_);
+      // A mode growing at 2/dt (a tyre far past its force peak at walking pace) makes
+      // I - dt/2 A22 singular: that step keeps the transition without the Jacobians.
+      const double pivot = lu_.matrixLU().diagonal().cwiseAbs().minCoeff();
+      if (pivot > 1e-6) Fj_.middleRows(n_, n_).noalias() = lu_.solve(Vrows_);
+      if (!(pivot > 1e-6) || !Fj_.allFinite()) plain();
     }
-    if (A22) {
-      Vrows_.middleCols(n_, n_) += (0.5 * dt_) * *A22;
-      Bm_ -= (0.5 * dt_) * *A22;
-    }
-    lu_.compute(Bm_);
-    // A mode growing at 2/dt (a tyre far past its force peak at walking pace) makes
-    // I - dt/2 A22 singular: that step keeps the transition without the Jacobians.
-    const double pivot = lu_.matrixLU().diagonal().cwiseAbs().minCoeff();
-    if (pivot > 1e-6) Fj_.middleRows(n_, n_).noalias() = lu_.solve(Vrows_);
-    if (!(pivot > 1e-6) || !Fj_.allFinite()) Fj_ = F_;
     tmp_.noalias() = Fj_ * P_;
     P_.noalias() = tmp_ * Fj_.transpose();
   } else {
@@ -108,6 +126,15 @@ void ErrorEkf::predict(const MatrixXd* A21, const MatrixXd* A22) {
   for (int i = 0; i < P_.rows(); ++i) {
     P_(i, i) = std::min(P_(i, i), settings_.max_variance);
     for (int j = i + 1; j < P_.cols(); ++j) P_(i, j) = P_(j, i) = 0.5 * (P_(i, j) + P_(j, i));
+  }
+  // An input nothing observes (the friction while the tyres grip far from their limit) is no
+  // less known than at the start: its row and column are scaled back, which keeps P positive.
+  for (int k = 0; k < r; ++k) {
+    const int i = p0 + k;
+    if (P_(i, i) <= P0_(i, i)) continue;
+    const double f = std::sqrt(P0_(i, i) / P_(i, i));
+    P_.row(i) *= f;
+    P_.col(i) *= f;
   }
 }
 

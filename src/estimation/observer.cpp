@@ -1,5 +1,6 @@
 #include "mbobserver/estimation/observer.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -47,9 +48,21 @@ MbObserver::MbObserver(const mb::Model& model, std::vector<std::shared_ptr<const
   const int n = static_cast<int>(settings_.observed.size());
   xdd_ = VectorXd::Zero(m_.nq + m_.nconst);
   H_ = VectorXd::Zero(ekf_.size());
+  hzdd_ = VectorXd::Zero(n);
   dq_ = dqd_ = qp_ = qdp_ = VectorXd::Zero(m_.nq);
   zdd0_ = zdd1_ = VectorXd::Zero(m_.z.size());
   A21_ = A22_ = A21n_ = A22n_ = MatrixXd::Zero(n, n);
+  const auto r = settings_.estimated_inputs.size();
+  if (r > 0 && (!ekf_.force_error() || settings_.jacobian_period <= 0))
+    throw std::invalid_argument("estimated inputs need errorEKF-FE with a jacobian_period");
+  if (settings_.input_min.size() != r || settings_.input_max.size() != r)
+    throw std::invalid_argument("estimated inputs: one range per input");
+  for (std::size_t k = 0; k < r; ++k)
+    if (settings_.estimated_inputs[k] < 0 || settings_.estimated_inputs[k] >= static_cast<int>(s_.u.size()) ||
+        !(settings_.input_min[k] <= settings_.input_max[k]))
+      throw std::invalid_argument("estimated inputs: input out of range or empty range");
+  B_ = Bn_ = MatrixXd::Zero(n, static_cast<Eigen::Index>(r));
+  input_error_ = input_base_ = VectorXd::Zero(static_cast<Eigen::Index>(r));
   Mbar_ = MatrixXd::Zero(m_.z.size(), m_.z.size());
   tmp_mq_ = MatrixXd::Zero(m_.nq, m_.z.size());
   M_ = MatrixXd::Zero(m_.nq, m_.nq);
@@ -66,30 +79,37 @@ MbObserver::MbObserver(const mb::Model& model, std::vector<std::shared_ptr<const
 void MbObserver::initialize(const mb::State& s) {
   s_ = s;
   ekf_.reset_covariance();
+  input_error_.setZero();
   steps_ = 0;
 }
 
-void MbObserver::jacobian_row(const Gradients& g, VectorXd& H) const {
+void MbObserver::jacobian_row(const Gradients& g, VectorXd& H) {
   const int n = static_cast<int>(settings_.observed.size());
   H.setZero();
   for (int j = 0; j < n; ++j) {
     const int c = settings_.observed[j];
-    double hz = 0, hzd = 0;
+    double hz = 0, hzd = 0, hzdd = 0;
     for (int i = 0; i < g.dq.n; ++i) hz += g.dq.value[i] * ws_.R(g.dq.slot[i], c);
     for (int i = 0; i < g.dqd.n; ++i) {
       hz += g.dqd.value[i] * ws_.Rdot(g.dqd.slot[i], c);
       hzd += g.dqd.value[i] * ws_.R(g.dqd.slot[i], c);
     }
+    for (int i = 0; i < g.dqdd.n; ++i) hzdd += g.dqdd.value[i] * ws_.R(g.dqdd.slot[i], c);
     H[j] = hz;
     H[n + j] = hzd;
+    hzdd_[j] = hzdd;
   }
   const auto& forced = ekf_.forced();
-  for (std::size_t k = 0; k < forced.size(); ++k) {
-    const int c = settings_.observed[forced[k]];
-    double ha = 0;
-    for (int i = 0; i < g.dqdd.n; ++i) ha += g.dqdd.value[i] * ws_.R(g.dqdd.slot[i], c);
-    H[2 * n + k] = ha;
+  for (std::size_t k = 0; k < forced.size(); ++k) H[2 * n + k] = hzdd_[forced[k]];
+  // An acceleration measurement sees the errors of z and zd too, through the model's own
+  // dynamics: dzdd = A21 dz + A22 dzd + da (seed 003 eq. (66)). Without these terms a
+  // velocity error (a sideslip the tyres answer with a lateral force) would be read as a
+  // force error.
+  if (g.dqdd.n > 0 && uses_jacobians()) {
+    H.head(n).noalias() += A21_.transpose() * hzdd_;
+    H.segment(n, n).noalias() += A22_.transpose() * hzdd_;
   }
+  if (g.dqdd.n > 0 && B_.cols() > 0) H.segment(ekf_.inputs_offset(), B_.cols()).noalias() += B_.transpose() * hzdd_;
 }
 
 double MbObserver::predict_measurement(int sensor, int row) {
@@ -141,6 +161,14 @@ void MbObserver::model_jacobians() {
     reduced_acceleration(s_.q, qdp_, zdd1_);
     for (int i = 0; i < n; ++i) A22n_(i, j) = (zdd1_[settings_.observed[i]] - zdd0_[settings_.observed[i]]) / hd;
   }
+  for (Eigen::Index k = 0; k < Bn_.cols(); ++k) {
+    double& u = s_.u[settings_.estimated_inputs[k]];
+    const double h = 1e-6 * std::max(1.0, std::abs(u));
+    u += h;
+    reduced_acceleration(s_.q, s_.qd, zdd1_);
+    u -= h;
+    for (int i = 0; i < n; ++i) Bn_(i, k) = (zdd1_[settings_.observed[i]] - zdd0_[settings_.observed[i]]) / h;
+  }
   adopt_jacobians();
 }
 
@@ -154,6 +182,7 @@ void MbObserver::adopt_jacobians() {
   jacobians_trusted_ = settings_.jacobian_max_change <= 0 || change <= settings_.jacobian_max_change * A22_.norm();
   A21_ = A21n_;  // the pair changes together, a whole period after the other
   A22_ = A22n_;
+  B_ = Bn_;
 }
 
 // eq. (67), zdd = Mbar^-1 R' (Q - M Rdot zd), linearised with Mbar held at the state:
@@ -210,6 +239,17 @@ void MbObserver::force_jacobians_velocity() {
     rhs_z_.noalias() = ws_.R.transpose() * dq_;
     force_jacobian_column(hd, A22n_, j);
   }
+  // dzdd/du = Mbar^-1 R' dQ/du: an input moves the applied forces only.
+  for (Eigen::Index k = 0; k < Bn_.cols(); ++k) {
+    double& u = u0_[settings_.estimated_inputs[k]];
+    const double h = 1e-6 * std::max(1.0, std::abs(u));
+    u += h;
+    force_jacobian_forces(q0_, qd0_);
+    u -= h;
+    dq_ = ws_.forces.Q - Q0_;
+    rhs_z_.noalias() = ws_.R.transpose() * dq_;
+    force_jacobian_column(h, Bn_, static_cast<int>(k));
+  }
 }
 
 void MbObserver::force_jacobians_position(int first, int last) {
@@ -226,6 +266,13 @@ void MbObserver::force_jacobians_position(int first, int last) {
     force_jacobian_column(h, A21n_, j);
   }
   if (last == static_cast<int>(settings_.observed.size())) adopt_jacobians();
+}
+
+void MbObserver::apply_input_error(int k) {
+  // The estimate stays in its range; the error is what the range leaves of it.
+  const double u = std::clamp(input_base_[k] + input_error_[k], settings_.input_min[k], settings_.input_max[k]);
+  input_error_[k] = u - input_base_[k];
+  s_.u[settings_.estimated_inputs[k]] = u;
 }
 
 void MbObserver::correct(ObserverStepReport& r) {
@@ -250,6 +297,10 @@ void MbObserver::correct(ObserverStepReport& r) {
       mb::apply_Rt(m_, ws_, dq_, tmp_q_);  // Mbar da = R' M R da on the z slots
       s_.Q_correction += tmp_q_;
     }
+  }
+  for (Eigen::Index k = 0; k < input_error_.size(); ++k) {
+    input_error_[k] += e[ekf_.inputs_offset() + k];
+    apply_input_error(static_cast<int>(k));
   }
   if (settings_.correction == Correction::position_problem) {
     for (int j = 0; j < n; ++j) s_.q[m_.z[settings_.observed[j]]] += e[j];
@@ -279,6 +330,10 @@ void MbObserver::correct(ObserverStepReport& r) {
 ObserverStepReport MbObserver::step(const std::vector<ScalarMeasurement>& measurements,
                                     std::vector<UpdateResult>* results) {
   ObserverStepReport r;
+  for (Eigen::Index k = 0; k < input_error_.size(); ++k) {
+    input_base_[k] = s_.u[settings_.estimated_inputs[k]];
+    apply_input_error(static_cast<int>(k));
+  }
   // A step whose Newton iteration does not converge (a hard transient after a correction:
   // a wheel locking, a tyre lifting) is retried from the same state as 2, then 4 substeps
   // before it is reported; the inputs hold over the step.
@@ -307,10 +362,11 @@ ObserverStepReport MbObserver::step(const std::vector<ScalarMeasurement>& measur
       if (phase == 2 && settings_.jacobian_period >= 3) force_jacobians_position(half, n);
     }
   }
-  if (ekf_.force_error() && settings_.jacobian_period > 0 && jacobians_trusted_)
-    ekf_.predict(&A21_, &A22_);
+  const MatrixXd* B = B_.cols() > 0 ? &B_ : nullptr;
+  if (uses_jacobians())
+    ekf_.predict(&A21_, &A22_, B);
   else
-    ekf_.predict();
+    ekf_.predict(nullptr, nullptr, B);
   if (results) results->clear();
   // Jacobian rows need R and Rdot at the predicted state.
   const bool kin_ok = mb::factor_kinematics(m_, s_.q, ws_);

@@ -65,6 +65,20 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
                                     ? JacobianTerms::all
                                     : JacobianTerms::forces;
     c.settings.jacobian_max_change = fe->non_negative("jacobian_max_change", 1.0);
+    if (auto ei = fe->find("estimate_inputs")) {
+      // The road's friction, which the tyres reveal near their force peak (B = dzdd/dmu).
+      for (const auto& name : ei->keys()) {
+        if (name != "mu") ei->fail("\"" + name + "\" is not an input the filter can estimate (mu)");
+        auto in = ei->at(name);
+        c.settings.estimated_inputs.push_back(vehicle.in.mu);
+        fs.input_rate_noise.push_back(in.non_negative("plant_noise"));
+        fs.initial_std_p.push_back(in.positive("initial_std"));
+        c.settings.input_min.push_back(in.positive("min", 0.05));
+        c.settings.input_max.push_back(in.positive("max", 1.5));
+        if (!(c.settings.input_min.back() <= c.settings.input_max.back())) in.fail("\"min\" is above \"max\"");
+        in.finish();
+      }
+    }
     c.settings.force_correction = fe->choice("correction", {"inertial", "coordinates"}, "coordinates") == "inertial"
                                       ? ForceCorrection::inertial
                                       : ForceCorrection::coordinates;
@@ -171,6 +185,9 @@ VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle,
                                  double dt)
     : vehicle_(std::move(vehicle)), cfg_(config) {
   const auto& v = *vehicle_;
+  // An estimated friction starts from the front tyres' own (input 0 means "the tyres' own",
+  // which the estimate's range would otherwise clamp); it then applies to all four tyres.
+  if (!cfg_.settings.estimated_inputs.empty()) inputs_.mu = v.params.axles[0].tyre.mu;
   ChassisFrame f{v.u, v.v, v.w};
   mb::LinearVec origin{{mb::LinearTerm{v.P0, 1, 0}}};
   mb::LinearVec antenna = v.chassis_point(cfg_.gnss.antenna);
@@ -564,6 +581,9 @@ void VehicleObserver::fill_record(double t) {
   rec_.std_x = sd(ix), rec_.std_y = sd(iy), rec_.std_yaw = sd(iyaw);
   rec_.std_vx = ix < 0 ? -1 : sd(n + ix);
   rec_.std_vy = iy < 0 ? -1 : sd(n + iy);
+  const double mu_in = s.u[v.in.mu];
+  rec_.friction = mu_in > 0 ? mu_in : v.params.axles[0].tyre.mu;
+  rec_.std_friction = obs_->filter().inputs() > 0 ? sd(obs_->filter().inputs_offset()) : -1.0;
   const double speed = std::hypot(rec_.vx, rec_.vy);
   if (ix >= 0 && iy >= 0 && iyaw >= 0 && speed > cfg_.validity.min_speed_for_sideslip) {
     // v_lat = -sin(yaw) vx + cos(yaw) vy; beta ~ v_lat / speed: propagate P over (vx, vy, yaw).

@@ -52,6 +52,13 @@ std::vector<Named> quantities() {
       {"vy", false, [](auto&, auto&, auto& o, int) { return o.velocity.y(); }, 0},
       {"yaw_rate", false, [](auto&, auto&, auto& o, int) { return o.yaw_rate; }, 0},
       {"sideslip_deg", false, [](auto&, auto&, auto& o, int) { return o.sideslip / kDeg; }, 0},
+      // The road friction the tyres compute with: an input, 0 meaning the tyres' own.
+      {"friction", false,
+       [](auto& v, auto& st, auto&, int) {
+         const double u = st.u[v.in.mu];
+         return u > 0 ? u : v.params.axles[0].tyre.mu;
+       },
+       0},
   };
   for (int w = 0; w < 4; ++w) {
     std::string s = kW[w];

@@ -99,6 +99,7 @@ void write_estimate_json(const EstimateRecord& r, std::string& out, const JsonOp
   w.field_array("suspension_travel", r.suspension_travel);
   w.field_array("wheel_angle", r.wheel_angle);
   w.field_array("wheel_speed", r.wheel_speed);
+  w.field("friction", r.friction);
   w.end_object();
 
   w.key("std");
@@ -109,6 +110,7 @@ void write_estimate_json(const EstimateRecord& r, std::string& out, const JsonOp
   w.field("vx", r.std_vx);
   w.field("vy", r.std_vy);
   w.field("sideslip_deg", r.std_sideslip_deg);
+  w.field("friction", r.std_friction);
   w.end_object();
 
   w.key("health");

@@ -256,3 +256,44 @@ TEST(ErrorEkf, StiffModelJacobianTakenByTheModelsTrapezoidalRuleStaysBounded) {
   EXPECT_TRUE(f.covariance().allFinite());
   EXPECT_TRUE(f.healthy());
 }
+
+TEST(ErrorEkf, AnEstimatedInputAcceleratesThroughBAndIsNeverLessKnownThanAtTheStart) {
+  // e = [dz, dzd, da, dp]: dp enters as B dp does in dzdd, so one predict from a diagonal P
+  // gives cov(dz, dp) = dt^2/2 B sp^2 and cov(dzd, dp) = dt B sp^2 (the plant noise has no
+  // cross term with dp), both then scaled by c = sqrt(sp^2 / (sp^2 + q dt)) as dp's variance
+  // is brought back to its initial one. Unobserved, it stays there, P staying positive.
+  ErrorEkfSettings s;
+  s.force_error = true;
+  s.accel_noise = {0.5};
+  s.initial_std_z = {0.1};
+  s.initial_std_zd = {0.2};
+  s.accel_rate_noise = {1.0};
+  s.initial_std_a = {0.3};
+  s.input_rate_noise = {0.01};
+  s.initial_std_p = {0.05};
+  const double dt = 0.01, b = 2.5, sp2 = 0.05 * 0.05;
+  ErrorEkf f(1, s, dt);
+  ASSERT_EQ(f.size(), 4);
+  ASSERT_EQ(f.inputs_offset(), 3);
+  Eigen::MatrixXd B(1, 1);
+  B << b;
+  f.predict(nullptr, nullptr, &B);
+  const auto& P = f.covariance();
+  const double c = std::sqrt(sp2 / (sp2 + 0.01 * dt));
+  EXPECT_NEAR(P(0, 3), c * 0.5 * dt * dt * b * sp2, 1e-15);
+  EXPECT_NEAR(P(1, 3), c * dt * b * sp2, 1e-15);
+  EXPECT_NEAR(P(3, 3), sp2, 1e-15);  // sp2 + q dt, scaled back to sp2
+  for (int k = 0; k < 2000; ++k) f.predict(nullptr, nullptr, &B);
+  EXPECT_NEAR(f.covariance()(3, 3), sp2, 1e-15);
+  EXPECT_GT(Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(f.covariance()).eigenvalues().minCoeff(), 0.0);
+  // A velocity measurement then informs dp through the correlation B built.
+  Eigen::VectorXd H = Eigen::VectorXd::Zero(4);
+  H[1] = 1;
+  const double before = f.covariance()(3, 3);
+  f.update(H, 0.05, 1e-4, 0);
+  EXPECT_LT(f.covariance()(3, 3), before);
+  EXPECT_GT(f.error()[3], 0.0);  // a faster-than-predicted motion: more input (B > 0)
+  ErrorEkfSettings plain = s;
+  plain.force_error = false;
+  EXPECT_THROW(ErrorEkf(1, plain, dt), std::invalid_argument);
+}

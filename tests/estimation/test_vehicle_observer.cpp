@@ -109,6 +109,76 @@ TEST(VehicleObserver, ForceJacobiansMatchTheFullDifferencesOfTheTyres) {
             << (P_f - P_all).norm() / P_all.norm() << "; spin FL " << V_all(3, 3) << " 1/s\n";
 }
 
+TEST(VehicleObserver, FrictionJacobianMatchesTheFullDifferencesAndItsSign) {
+  // dzdd/dmu of the estimated friction, forces-only against eq. (67) re-evaluated, on snow
+  // (mu 0.3) at 15 m/s with the front wheels driven near their limit and some steering.
+  auto v = models::build_vehicle(models::load_vehicle_params(std::string(MBO_SOURCE_DIR) + "/config/vehicles/sedan.json"));
+  models::VehicleInputs in;
+  in.steer = 0.03;
+  in.mu = 0.3;
+  in.drive_torque = {350, 350, 0, 0};
+  mb::Workspace ws(v.model);
+  models::VehicleStart st;
+  st.speed = 15;
+  mb::State s0 = models::start_vehicle(v, ws, st, in);
+  est::ObserverSettings set;
+  for (int slot : {v.x, v.y, v.yaw, v.wheels[0].spin, v.wheels[1].spin, v.wheels[2].spin, v.wheels[3].spin})
+    for (std::size_t j = 0; j < v.model.z.size(); ++j)
+      if (v.model.z[j] == slot) set.observed.push_back(static_cast<int>(j));
+  auto& fs = set.filter;
+  fs.force_error = true;
+  fs.forced = {3, 4, 5, 6};
+  fs.accel_noise.assign(7, 1.0);
+  fs.initial_std_z.assign(7, 0.1);
+  fs.initial_std_zd.assign(7, 0.1);
+  fs.accel_rate_noise.assign(4, 10.0);
+  fs.initial_std_a.assign(4, 10.0);
+  fs.input_rate_noise = {1e-5};
+  fs.initial_std_p = {0.01};
+  set.estimated_inputs = {v.in.mu};
+  set.input_min = {0.05};
+  set.input_max = {1.5};
+  set.jacobian_period = 1;
+  auto friction_jacobian = [&](est::JacobianTerms terms) {
+    set.jacobian_terms = terms;
+    est::MbObserver o(v.model, {}, set, 0.002);
+    o.initialize(s0);
+    models::set_inputs(v, in, o.state());
+    o.step({});
+    EXPECT_EQ(o.state().u[v.in.mu], 0.3);  // nothing fused: the friction is the caller's
+    return Eigen::VectorXd(o.input_jacobian().col(0));
+  };
+  const Eigen::VectorXd B_all = friction_jacobian(est::JacobianTerms::all);
+  const Eigen::VectorXd B_f = friction_jacobian(est::JacobianTerms::forces);
+  EXPECT_LT((B_f - B_all).norm(), 0.01 * B_all.norm());
+  // More grip: the driven wheels spin up less (their tyres take more of the torque)...
+  EXPECT_LT(B_all[3], -1.0);
+  EXPECT_LT(B_all[4], -1.0);
+  // ...and the car accelerates more along its heading (yaw about 0 at the start)
+  EXPECT_GT(B_all[0], 0.1);
+  std::cout << "dzdd/dmu: x " << B_all[0] << " m/s^2, spin FL " << B_all[3] << " rad/s^2; forces-only differs by "
+            << (B_f - B_all).norm() / B_all.norm() << "\n";
+}
+
+TEST(VehicleObserver, EstimatesTheSnowFrictionOnceTheTyresReachTheirLimit) {
+  // The snow circle's model has mu 0.185 against the truth's 0.2. Friction only shows at the
+  // tyres' force peak, which this circle reaches at about 10.5 s; before that the estimate
+  // barely moves (B = dzdd/dmu is near zero: the slip stiffness does not depend on mu).
+  // Measured from 11 s on, the estimate is the truth's and so are the lateral tyre forces.
+  auto sc = scenario("vehicle_circle.json", 15);
+  sc.metrics_from = 11;
+  ASSERT_EQ(sc.observer.settings.estimated_inputs.size(), 1u);
+  const auto rep = exp::run_vehicle_experiment(sc, {});
+  EXPECT_NEAR(rmse(rep, "model", "friction"), 0.015, 1e-9);
+  EXPECT_LT(rmse(rep, "observer", "friction"), 0.004);
+  EXPECT_LT(rep["max_abs"]["observer"]["friction"].get<double>(), 0.01);
+  for (const char* q : {"tyre_fy_fl", "tyre_fy_fr", "tyre_fy_rl", "tyre_fy_rr"})
+    EXPECT_LT(rmse(rep, "observer", q), 0.3 * rmse(rep, "model", q)) << q;
+  EXPECT_EQ(rep["failures"]["resets"].get<int>(), 0);
+  std::cout << "friction RMSE " << rmse(rep, "observer", "friction") << "; tyre Fy FL " << rmse(rep, "observer", "tyre_fy_fl")
+            << " N against " << rmse(rep, "model", "tyre_fy_fl") << " N open loop\n";
+}
+
 TEST(VehicleObserver, AbsBrakingDoesNotTrustJacobiansThatJumpBetweenPeriods) {
   // ABS holds the tyres at their force peak, where dFx/dkappa swings from -230 to +3 1/s within
   // a lock/release cycle. Jacobians taken once every 50 steps then mislead the transition for

@@ -38,6 +38,8 @@ inline EstimateRecord sample_estimate(std::uint64_t seq = 1234) {
   r.std_vx = 0.05;
   r.std_vy = 0.04;
   r.std_sideslip_deg = 0.2;
+  r.friction = 0.93;
+  r.std_friction = 0.01;
   r.valid = false;
   r.validity = {.position = true, .heading = true, .velocity = true, .attitude = true,
                 .virtual_sensors = false};

@@ -25,6 +25,8 @@ TEST(EstimateJson, CarriesTheDocumentedKeysWithExactValues) {
   EXPECT_EQ(j["state"]["yaw_rate"].get<double>(), r.yaw_rate);
   EXPECT_EQ(j["state"]["v_lat"].get<double>(), r.v_lat);
   EXPECT_EQ(j["virtual"]["sideslip_deg"].get<double>(), r.sideslip_deg);
+  EXPECT_EQ(j["virtual"]["friction"].get<double>(), r.friction);
+  EXPECT_EQ(j["std"]["friction"].get<double>(), r.std_friction);
   EXPECT_EQ(j["virtual"]["tyre_fz"].get<std::vector<double>>(),
             std::vector<double>(r.tyre_fz.begin(), r.tyre_fz.end()));
   EXPECT_EQ(j["virtual"]["slip_angle_deg"][3].get<double>(), r.slip_angle_deg[3]);

@@ -79,9 +79,11 @@ struct EstimateRecord {
   PerWheel slip_ratio{}, slip_angle_deg{};
   PerWheel suspension_travel{};  // m, positive in compression from the design position
   PerWheel wheel_angle{}, wheel_speed{};  // spin angle (rad) and rate (rad/s) relative to the carrier
+  double friction = 0;  // road friction the tyres compute with (estimated, or as configured)
 
   // 1-sigma from the filter covariance (propagated through the model where needed).
   double std_x = 0, std_y = 0, std_yaw = 0, std_vx = 0, std_vy = 0, std_sideslip_deg = 0;
+  double std_friction = -1;  // -1: the friction is not estimated
 
   bool valid = false;  // all of `validity` and no fault that invalidates the estimate
   Validity validity{};

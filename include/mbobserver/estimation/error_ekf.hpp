@@ -6,6 +6,9 @@
 //                observed coordinates (`forced`): the wheels' unknown torque, say, without
 //                a force error on the chassis position, which a GNSS outage leaves
 //                unobservable.
+//   + dp         FE may also estimate r inputs of the model (the road's friction), each a
+//                random walk that enters the velocity row through B = dzdd/du, given with
+//                the Jacobians: e = [dz, dzd, da, dp].
 // The predicted error is zero after each correction of the model (eq. (57)); the plant noise
 // is discretised once by Van Loan's method (eqs. (121)-(123)); measurements are fused one
 // scalar at a time (eq. (124)), each behind a chi-square innovation gate.
@@ -29,6 +32,9 @@ struct ErrorEkfSettings {
   // FE: which observed coordinates (indices 0..n-1) carry an acceleration error; empty: all.
   // accel_rate_noise and initial_std_a have one value per forced coordinate.
   std::vector<int> forced;
+  // FE: estimated inputs (dp): spectral density of each one's rate, and its initial 1-sigma,
+  // which is also the largest its 1-sigma may grow to while nothing observes it.
+  std::vector<double> input_rate_noise, initial_std_p;
   double gate_sigma = 5;       // reject |innovation| > gate_sigma * sqrt(S); 0: no gate
   double max_variance = 1e12;  // variances are clipped here (bounded covariance)
 };
@@ -49,10 +55,13 @@ class ErrorEkf {
   bool force_error() const { return settings_.force_error; }
   // FE: the observed coordinate (0..n-1) of each acceleration-error state 2n + k.
   const std::vector<int>& forced() const { return settings_.forced; }
+  // FE: the first of the estimated inputs' states, and how many there are.
+  int inputs_offset() const { return 2 * n_ + static_cast<int>(settings_.forced.size()); }
+  int inputs() const { return static_cast<int>(settings_.input_rate_noise.size()); }
 
   // P = F P F' + W with the error reset to zero. A21 = dzdd/dz, A22 = dzdd/dzd (n x n) may be
-  // given for errorEKF-FE.
-  void predict(const MatrixXd* A21 = nullptr, const MatrixXd* A22 = nullptr);
+  // given for errorEKF-FE, and B = dzdd/du (n x inputs()) when it estimates inputs.
+  void predict(const MatrixXd* A21 = nullptr, const MatrixXd* A22 = nullptr, const MatrixXd* B = nullptr);
 
   // One scalar measurement: H over the error state, `innovation` = y - h(model), r its noise
   // variance. The update is skipped (and reported) when the gate rejects it.

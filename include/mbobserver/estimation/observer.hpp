@@ -42,6 +42,10 @@ struct ObserverSettings {
   // for the period it covers; 0: always used.
   double jacobian_max_change = 1.0;
   ForceCorrection force_correction = ForceCorrection::inertial;
+  // FE: inputs of the model (indices into State::u) the filter estimates, with the range each
+  // estimate is held in; their noise is filter.input_rate_noise / initial_std_p.
+  std::vector<int> estimated_inputs;
+  std::vector<double> input_min, input_max;
 };
 
 // The coordinates of a "force_error" block that carry an acceleration error: those named in
@@ -99,10 +103,18 @@ class MbObserver {
   const MatrixXd& jacobian_velocity() const { return A22_; }
   // Whether the transition uses them this period (see jacobian_max_change).
   bool jacobians_trusted() const { return jacobians_trusted_; }
+  // FE: dzdd/du of the estimated inputs (observed x inputs), computed with the Jacobians.
+  const MatrixXd& input_jacobian() const { return B_; }
+  // FE: what the filter adds to each estimated input (the caller's value + this is used).
+  const VectorXd& input_error() const { return input_error_; }
 
  private:
-  void jacobian_row(const Gradients& g, VectorXd& H) const;
+  void jacobian_row(const Gradients& g, VectorXd& H);
+  bool uses_jacobians() const {
+    return ekf_.force_error() && settings_.jacobian_period > 0 && jacobians_trusted_;
+  }
   void correct(ObserverStepReport& r);
+  void apply_input_error(int k);
   void model_jacobians();
   void adopt_jacobians();
   void force_jacobians_velocity();
@@ -119,9 +131,10 @@ class MbObserver {
   mb::State s_, backup_;
   ErrorEkf ekf_;
   // scratch
-  VectorXd xdd_, H_, dq_, dqd_, zdd0_, zdd1_, qp_, qdp_;
+  VectorXd xdd_, H_, hzdd_, dq_, dqd_, zdd0_, zdd1_, qp_, qdp_;
   Gradients grad_;
-  MatrixXd A21_, A22_, A21n_, A22n_, Mbar_, M_, tmp_mq_, Robs_;
+  MatrixXd A21_, A22_, A21n_, A22n_, B_, Bn_, Mbar_, M_, tmp_mq_, Robs_;
+  VectorXd input_error_, input_base_;
   Eigen::LDLT<MatrixXd> mbar_ldlt_;
   VectorXd rhs_z_, tmp_q_, qdd_before_, Q0_, qd0_, rq0_, q0_, u0_;
   double t0_ = 0;
