@@ -309,6 +309,40 @@ TEST(VehicleObserver, CourseSideslipStdIsReadAndCheckedFromTheGnssSection) {
   }
 }
 
+TEST(VehicleObserver, EstimatedInputsAreReadAndCheckedWithTheirPointers) {
+  const auto base = nlohmann::json::parse(std::ifstream(std::string(MBO_SOURCE_DIR) + "/config/mbobserver.json"))["observer"];
+  auto sc = scenario("vehicle_double_lane_change.json", 1);
+  auto read = [&](const nlohmann::json& section) {
+    return est::read_vehicle_observer_config(JsonReader(section, "obs.json"), *sc.model);
+  };
+  const auto c = read(base);
+  ASSERT_EQ(c.settings.estimated_inputs, std::vector<int>{sc.model->in.mu});
+  EXPECT_EQ(c.settings.filter.input_rate_noise, std::vector<double>{1e-5});
+  EXPECT_EQ(c.settings.filter.initial_std_p, std::vector<double>{0.01});
+  EXPECT_EQ(c.settings.input_min, std::vector<double>{0.05});
+  EXPECT_EQ(c.settings.input_max, std::vector<double>{1.5});
+  auto fails_at = [&](const nlohmann::json& section, const std::string& where) {
+    try {
+      read(section);
+      ADD_FAILURE() << "accepted; expected an error at " << where;
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(where), std::string::npos) << e.what();
+    }
+  };
+  auto j = base;
+  j["filter"]["force_error"]["estimate_inputs"]["wind_x"] = {{"plant_noise", 1}, {"initial_std", 1}};
+  fails_at(j, "/filter/force_error/estimate_inputs");
+  j = base;
+  j["filter"]["force_error"]["estimate_inputs"]["mu"]["min"] = 2.0;
+  fails_at(j, "/filter/force_error/estimate_inputs/mu");
+  j = base;
+  j["filter"]["force_error"]["estimate_inputs"]["mu"].erase("initial_std");
+  fails_at(j, "/filter/force_error/estimate_inputs/mu");
+  j = base;
+  j["filter"]["force_error"]["estimate_inputs"]["mu"]["typo"] = 1;
+  fails_at(j, "typo");
+}
+
 TEST(VehicleObserver, StepAllocatesNothingOnceRunning) {
   auto sc = scenario("vehicle_double_lane_change.json", 1.5);
   exp::TruthDrive truth(sc, 1);
