@@ -11,6 +11,8 @@
 
 #include "alloc_count.hpp"
 #include "mbobserver/experiment/vehicle_experiment.hpp"
+#include "mbobserver/mb/dynamics.hpp"
+#include "mbobserver/mb/kinematics.hpp"
 
 namespace {
 
@@ -107,6 +109,71 @@ TEST(VehicleObserver, ForceJacobiansMatchTheFullDifferencesOfTheTyres) {
   EXPECT_LT((P_f - P_all).norm(), 0.05 * P_all.norm());  // 0.019: the full differences carry a 0.9 floor in the spin rows
   std::cout << "dzdd/dzd differs by " << (V_f - V_all).norm() / V_all.norm() << " (relative Frobenius), dzdd/dz by "
             << (P_f - P_all).norm() / P_all.norm() << "; spin FL " << V_all(3, 3) << " 1/s\n";
+}
+
+TEST(VehicleObserver, TransitionOfASpinRateErrorIsTheModelStepsOwnResponse) {
+  // What the filter's transition (trapezoidal rule with the model's Jacobians) predicts for a
+  // wheel spin-rate error after one step, against what mb::step does with a state whose spin
+  // rate is nudged: a tyre's slip mode decays within the step, so a nudge keeps only about half
+  // of itself (the plain double integrator would keep all of it).
+  auto v = models::build_vehicle(models::load_vehicle_params(std::string(MBO_SOURCE_DIR) + "/config/vehicles/sedan.json"));
+  v.model.solver.tolerance = 1e-12;  // the nudge's effect, not the Newton tolerance
+  models::VehicleInputs in;
+  in.steer = 0.02;
+  in.drive_torque = {150, 150, 0, 0};
+  mb::Workspace ws(v.model);
+  models::VehicleStart st;
+  st.speed = 20;
+  const mb::State s0 = models::start_vehicle(v, ws, st, in);
+  const double dt = 0.002, nudge = 0.1;  // rad/s: a slip change of 0.0015, well inside the linear range
+  auto spin_rate_after_step = [&](double d) {
+    mb::State s = s0;
+    models::set_inputs(v, in, s);
+    s.qd[v.wheels[0].spin] += d;
+    mb::factor_kinematics(v.model, s.q, ws);
+    mb::solve_velocity(v.model, s.u, s.qd, ws);
+    mb::initialize_accelerations(v.model, s, ws);
+    s.qdd_prev = s.qdd_prev2 = s.qdd;
+    EXPECT_TRUE(mb::step(v.model, s, ws, dt).converged);
+    return s.qd[v.wheels[0].spin];
+  };
+  const double model_keeps = (spin_rate_after_step(nudge) - spin_rate_after_step(0)) / nudge;
+
+  est::ObserverSettings set;
+  for (int slot : {v.x, v.y, v.yaw, v.wheels[0].spin, v.wheels[1].spin, v.wheels[2].spin, v.wheels[3].spin})
+    for (std::size_t j = 0; j < v.model.z.size(); ++j)
+      if (v.model.z[j] == slot) set.observed.push_back(static_cast<int>(j));
+  auto& fs = set.filter;
+  fs.force_error = true;
+  fs.forced = {3, 4, 5, 6};
+  fs.accel_noise.assign(7, 1.0);
+  fs.initial_std_z.assign(7, 0.1);
+  fs.initial_std_zd.assign(7, 0.1);
+  fs.accel_rate_noise.assign(4, 10.0);
+  fs.initial_std_a.assign(4, 10.0);
+  set.jacobian_period = 1;
+  set.jacobian_terms = est::JacobianTerms::forces;
+  est::MbObserver o(v.model, {}, set, dt);
+  o.initialize(s0);
+  models::set_inputs(v, in, o.state());
+  o.step({});
+  // Column j of the transition F from P = e_j e_j': F P F' + W - W = f f', f = F e_j.
+  auto kept = [&](const Eigen::MatrixXd* A21, const Eigen::MatrixXd* A22) {
+    est::ErrorEkf f(7, fs, dt);
+    const int j = 7 + 3;  // the rate of spin_fl
+    f.covariance().setZero();
+    f.covariance()(j, j) = 1;
+    f.predict(A21, A22);
+    const Eigen::MatrixXd P = f.covariance() - f.plant_noise();
+    return P(j, j) > 0 ? std::copysign(std::sqrt(P(j, j)), P(j, j)) : 0.0;
+  };
+  const double filter_keeps = kept(&o.jacobian_position(), &o.jacobian_velocity());
+  std::cout << "a spin-rate nudge keeps " << model_keeps << " of itself after one model step; the filter's transition says "
+            << filter_keeps << "\n";
+  EXPECT_GT(model_keeps, 0.3);
+  EXPECT_LT(model_keeps, 0.8);
+  EXPECT_NEAR(filter_keeps, model_keeps, 0.05 * model_keeps);
+  EXPECT_NEAR(kept(nullptr, nullptr), 1.0, 1e-12);  // without the Jacobians: all of it
 }
 
 TEST(VehicleObserver, FrictionJacobianMatchesTheFullDifferencesAndItsSign) {
