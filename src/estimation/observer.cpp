@@ -31,6 +31,21 @@ void read_forced_coordinates(const JsonReader& fe, const std::vector<std::string
   if (fs.forced.empty()) p.fail("names no observed coordinate");
 }
 
+void read_force_error_settings(const JsonReader& fe, ObserverSettings& s, int default_period,
+                               JacobianTerms default_terms, ForceCorrection default_correction) {
+  s.jacobian_period = static_cast<int>(fe.integer("jacobian_period", 0, 1000000, default_period));
+  const bool all_default = default_terms == JacobianTerms::all;
+  s.jacobian_terms = fe.choice("jacobian_terms", {"all", "forces"}, all_default ? "all" : "forces") == "all"
+                         ? JacobianTerms::all
+                         : JacobianTerms::forces;
+  s.jacobian_max_change = fe.non_negative("jacobian_max_change", 1.0);
+  const bool inertial_default = default_correction == ForceCorrection::inertial;
+  s.force_correction =
+      fe.choice("correction", {"inertial", "coordinates"}, inertial_default ? "inertial" : "coordinates") == "inertial"
+          ? ForceCorrection::inertial
+          : ForceCorrection::coordinates;
+}
+
 MbObserver::MbObserver(const mb::Model& model, std::vector<std::shared_ptr<const Sensor>> sensors,
                        const ObserverSettings& settings, double dt)
     : m_(model),

@@ -60,11 +60,7 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
   is.finish();
   if (auto fe = f.find("force_error")) {
     read_forced_coordinates(*fe, observed, fs);
-    c.settings.jacobian_period = static_cast<int>(fe->integer("jacobian_period", 0, 1000000, 0));
-    c.settings.jacobian_terms = fe->choice("jacobian_terms", {"all", "forces"}, "forces") == "all"
-                                    ? JacobianTerms::all
-                                    : JacobianTerms::forces;
-    c.settings.jacobian_max_change = fe->non_negative("jacobian_max_change", 1.0);
+    read_force_error_settings(*fe, c.settings, 0, JacobianTerms::forces, ForceCorrection::coordinates);
     if (auto ei = fe->find("estimate_inputs")) {
       // The road's friction, which the tyres reveal near their force peak (B = dzdd/dmu).
       for (const auto& name : ei->keys()) {
@@ -79,9 +75,6 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
         in.finish();
       }
     }
-    c.settings.force_correction = fe->choice("correction", {"inertial", "coordinates"}, "coordinates") == "inertial"
-                                      ? ForceCorrection::inertial
-                                      : ForceCorrection::coordinates;
     fe->finish();
   } else if (c.filter_type == "errorEKF-FE") {
     f.fail("errorEKF-FE needs a \"force_error\" block");

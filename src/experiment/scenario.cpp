@@ -252,14 +252,7 @@ Scenario load_scenario(const std::filesystem::path& file) {
     // errorEKF-FE may want less white acceleration noise than errorEKF, since its force
     // state absorbs the slowly varying part of the model error.
     if (fe->has("velocity_plant_noise")) fe_accel_noise = per_observed(fe->at("velocity_plant_noise"), observed, "");
-    sc.filter.jacobian_period = static_cast<int>(fe->integer("jacobian_period", 0, 1000000, 1));
-    sc.filter.jacobian_terms = fe->choice("jacobian_terms", {"all", "forces"}, "all") == "all"
-                                   ? est::JacobianTerms::all
-                                   : est::JacobianTerms::forces;
-    sc.filter.jacobian_max_change = fe->non_negative("jacobian_max_change", 1.0);
-    sc.filter.force_correction = fe->choice("correction", {"inertial", "coordinates"}, "inertial") == "inertial"
-                                     ? est::ForceCorrection::inertial
-                                     : est::ForceCorrection::coordinates;
+    est::read_force_error_settings(*fe, sc.filter, 1, est::JacobianTerms::all, est::ForceCorrection::inertial);
     fe->finish();
   }
   init.finish();

@@ -54,6 +54,12 @@ struct ObserverSettings {
 void read_forced_coordinates(const JsonReader& force_error, const std::vector<std::string>& observed,
                              ErrorEkfSettings& fs);
 
+// The Jacobian and force-correction keys of a "force_error" block (jacobian_period,
+// jacobian_terms, jacobian_max_change, correction); the defaults are the caller's: a linkage
+// wants every term of eq. (67) each step, a vehicle the tyre forces' every few steps.
+void read_force_error_settings(const JsonReader& force_error, ObserverSettings& s, int default_period,
+                               JacobianTerms default_terms, ForceCorrection default_correction);
+
 // One scalar measurement ready to fuse: sensor, row, value and noise variance.
 struct ScalarMeasurement {
   int sensor = 0;
