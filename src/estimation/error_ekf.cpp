@@ -22,7 +22,10 @@ MatrixXd van_loan(const MatrixXd& F, const MatrixXd& GWcGt, double dt) {
 ErrorEkf::ErrorEkf(int n, const ErrorEkfSettings& s, double dt) : n_(n), settings_(s), dt_(dt) {
   auto& forced = settings_.forced;
   if (!s.force_error) {
+    // errorEKF: a force_error block's coordinates and inputs are read but not used
     forced.clear();
+    settings_.input_rate_noise.clear();
+    settings_.initial_std_p.clear();
   } else if (forced.empty()) {
     for (int i = 0; i < n; ++i) forced.push_back(i);
   }
@@ -30,9 +33,7 @@ ErrorEkf::ErrorEkf(int n, const ErrorEkfSettings& s, double dt) : n_(n), setting
     if (forced[k] < 0 || forced[k] >= n || (k > 0 && forced[k] <= forced[k - 1]))
       throw std::invalid_argument("force error: coordinates must be distinct observed ones, in order");
   const int m = static_cast<int>(forced.size());
-  if (!s.force_error && !s.input_rate_noise.empty())
-    throw std::invalid_argument("estimated inputs need errorEKF-FE");
-  const int r = static_cast<int>(s.input_rate_noise.size());
+  const int r = static_cast<int>(settings_.input_rate_noise.size());
   const int N = 2 * n + m + r;
   auto check = [&](const std::vector<double>& v, const char* what, int size) {
     if (static_cast<int>(v.size()) != size)
@@ -46,7 +47,10 @@ ErrorEkf::ErrorEkf(int n, const ErrorEkfSettings& s, double dt) : n_(n), setting
   if (s.force_error) {
     check(s.accel_rate_noise, "plant noise (acceleration error rate)", m);
     check(s.initial_std_a, "initial std of the acceleration error", m);
+    check(s.input_rate_noise, "plant noise (estimated input rate)", r);
     check(s.initial_std_p, "initial std of the estimated inputs", r);
+    for (double x : s.initial_std_p)  // also the ceiling of its variance: 0 would pin it
+      if (!(x > 0)) throw std::invalid_argument("initial std of the estimated inputs: must be > 0");
   }
   // Continuous model: d/dt [dz, dzd, da] = [dzd, da, w_a], with w on dzd as well.
   MatrixXd Fc = MatrixXd::Zero(N, N), Q = MatrixXd::Zero(N, N);

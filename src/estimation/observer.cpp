@@ -67,9 +67,15 @@ MbObserver::MbObserver(const mb::Model& model, std::vector<std::shared_ptr<const
   dq_ = dqd_ = qp_ = qdp_ = VectorXd::Zero(m_.nq);
   zdd0_ = zdd1_ = VectorXd::Zero(m_.z.size());
   A21_ = A22_ = A21n_ = A22n_ = MatrixXd::Zero(n, n);
+  if (!ekf_.force_error()) {  // errorEKF: read but not used, as the filter does
+    settings_.estimated_inputs.clear();
+    settings_.input_min.clear();
+    settings_.input_max.clear();
+  }
   const auto r = settings_.estimated_inputs.size();
-  if (r > 0 && (!ekf_.force_error() || settings_.jacobian_period <= 0))
-    throw std::invalid_argument("estimated inputs need errorEKF-FE with a jacobian_period");
+  if (static_cast<int>(r) != ekf_.inputs()) throw std::invalid_argument("estimated inputs: one filter state per input");
+  if (r > 0 && settings_.jacobian_period <= 0)
+    throw std::invalid_argument("estimated inputs need a jacobian_period: B = dzdd/du is taken with the Jacobians");
   if (settings_.input_min.size() != r || settings_.input_max.size() != r)
     throw std::invalid_argument("estimated inputs: one range per input");
   for (std::size_t k = 0; k < r; ++k)
@@ -95,6 +101,7 @@ void MbObserver::initialize(const mb::State& s) {
   s_ = s;
   ekf_.reset_covariance();
   input_error_.setZero();
+  jacobians_trusted_ = false;  // those of the state before: not used until new ones are taken
   steps_ = 0;
 }
 
@@ -178,10 +185,10 @@ void MbObserver::model_jacobians() {
   }
   for (Eigen::Index k = 0; k < Bn_.cols(); ++k) {
     double& u = s_.u[settings_.estimated_inputs[k]];
-    const double h = 1e-6 * std::max(1.0, std::abs(u));
-    u += h;
+    const double u0 = u, h = 1e-6 * std::max(1.0, std::abs(u));
+    u = u0 + h;
     reduced_acceleration(s_.q, s_.qd, zdd1_);
-    u -= h;
+    u = u0;
     for (int i = 0; i < n; ++i) Bn_(i, k) = (zdd1_[settings_.observed[i]] - zdd0_[settings_.observed[i]]) / h;
   }
   adopt_jacobians();
@@ -257,10 +264,10 @@ void MbObserver::force_jacobians_velocity() {
   // dzdd/du = Mbar^-1 R' dQ/du: an input moves the applied forces only.
   for (Eigen::Index k = 0; k < Bn_.cols(); ++k) {
     double& u = u0_[settings_.estimated_inputs[k]];
-    const double h = 1e-6 * std::max(1.0, std::abs(u));
-    u += h;
+    const double u0 = u, h = 1e-6 * std::max(1.0, std::abs(u));
+    u = u0 + h;
     force_jacobian_forces(q0_, qd0_);
-    u -= h;
+    u = u0;
     dq_ = ws_.forces.Q - Q0_;
     rhs_z_.noalias() = ws_.R.transpose() * dq_;
     force_jacobian_column(h, Bn_, static_cast<int>(k));
@@ -378,7 +385,8 @@ ObserverStepReport MbObserver::step(const std::vector<ScalarMeasurement>& measur
     }
   }
   // B = dzdd/du is a tyre-force derivative like A22: where A22 jumps (ABS at the force peak)
-  // it is not trusted either (ABS braking: friction RMSE 0.038 with it, 0.010 without).
+  // it is not trusted either and leaves the transition (ABS braking: friction RMSE 0.038 with
+  // it, 0.010 without). The input still moves then, through the correlations built before.
   if (uses_jacobians())
     ekf_.predict(&A21_, &A22_, B_.cols() > 0 ? &B_ : nullptr);
   else

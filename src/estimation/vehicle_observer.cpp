@@ -72,8 +72,17 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
         c.settings.input_min.push_back(in.positive("min", 0.05));
         c.settings.input_max.push_back(in.positive("max", 1.5));
         if (!(c.settings.input_min.back() <= c.settings.input_max.back())) in.fail("\"min\" is above \"max\"");
+        // One friction for all four tyres, starting from theirs.
+        const double front = vehicle.params.axles[0].tyre.mu, rear = vehicle.params.axles[1].tyre.mu;
+        if (front != rear)
+          in.fail("the vehicle's axles have different tyre mu (" + std::to_string(front) + ", " + std::to_string(rear) +
+                  "): one estimated friction would replace both");
+        if (front < c.settings.input_min.back() || front > c.settings.input_max.back())
+          in.fail("the vehicle's tyre mu " + std::to_string(front) + " is outside [min, max]");
         in.finish();
       }
+      if (c.settings.jacobian_period == 0)
+        ei->fail("needs force_error.jacobian_period > 0: dzdd/dmu is taken with the model's Jacobians");
     }
     fe->finish();
   } else if (c.filter_type == "errorEKF-FE") {

@@ -295,5 +295,37 @@ TEST(ErrorEkf, AnEstimatedInputAcceleratesThroughBAndIsNeverLessKnownThanAtTheSt
   EXPECT_GT(f.error()[3], 0.0);  // a faster-than-predicted motion: more input (B > 0)
   ErrorEkfSettings plain = s;
   plain.force_error = false;
-  EXPECT_THROW(ErrorEkf(1, plain, dt), std::invalid_argument);
+  EXPECT_EQ(ErrorEkf(1, plain, dt).size(), 2);  // errorEKF: read but not used, like the force error
+  ErrorEkfSettings pinned = s;
+  pinned.initial_std_p = {0};  // its variance's ceiling too: 0 would pin it
+  EXPECT_THROW(ErrorEkf(1, pinned, dt), std::invalid_argument);
+}
+
+TEST(ErrorEkf, AnEstimatedInputIsTakenByTheTrapezoidalRuleWithTheJacobians) {
+  // n = 1 with dzdd = a dz + b dzd + da + B dp: the trapezoidal rule gives dp's column
+  //   dz+  = dt^2/2 B,   dzd+ = (dt B + dt/2 a dz+) / (1 - dt/2 b).
+  // From P = e_p e_p' (no plant noise on the cross terms), P+ - W = f f' with f = F e_p, f_p = 1.
+  ErrorEkfSettings s;
+  s.force_error = true;
+  s.accel_noise = {0.5};
+  s.initial_std_z = {0.1};
+  s.initial_std_zd = {0.2};
+  s.accel_rate_noise = {1.0};
+  s.initial_std_a = {0.3};
+  s.input_rate_noise = {0.0};
+  s.initial_std_p = {1.0};
+  const double dt = 0.002, a = -40, b = -300, beta = -250;
+  ErrorEkf f(1, s, dt);
+  Eigen::MatrixXd A21(1, 1), A22(1, 1), B(1, 1);
+  A21 << a;
+  A22 << b;
+  B << beta;
+  f.covariance().setZero();
+  f.covariance()(3, 3) = 1;
+  f.predict(&A21, &A22, &B);
+  const Eigen::MatrixXd P = f.covariance() - f.plant_noise();
+  const double dz = 0.5 * dt * dt * beta, dzd = (dt * beta + 0.5 * dt * a * dz) / (1 - 0.5 * dt * b);
+  EXPECT_NEAR(P(0, 3), dz, 1e-15);
+  EXPECT_NEAR(P(1, 3), dzd, 1e-15);
+  EXPECT_NEAR(P(1, 1), dzd * dzd, 1e-15);
 }

@@ -164,8 +164,9 @@ TEST(VehicleObserver, TransitionOfASpinRateErrorIsTheModelStepsOwnResponse) {
     f.covariance().setZero();
     f.covariance()(j, j) = 1;
     f.predict(A21, A22);
+    // f_3 = F(3, j) = dt (the position row does not see the Jacobians), so F(j, j) = P(3, j) / dt
     const Eigen::MatrixXd P = f.covariance() - f.plant_noise();
-    return P(j, j) > 0 ? std::copysign(std::sqrt(P(j, j)), P(j, j)) : 0.0;
+    return P(3, j) / dt;
   };
   const double filter_keeps = kept(&o.jacobian_position(), &o.jacobian_velocity());
   std::cout << "a spin-rate nudge keeps " << model_keeps << " of itself after one model step; the filter's transition says "
@@ -398,7 +399,16 @@ TEST(VehicleObserver, EstimatedInputsAreReadAndCheckedWithTheirPointers) {
   };
   auto j = base;
   j["filter"]["force_error"]["estimate_inputs"]["wind_x"] = {{"plant_noise", 1}, {"initial_std", 1}};
-  fails_at(j, "/filter/force_error/estimate_inputs");
+  fails_at(j, "/filter/force_error/estimate_inputs: \"wind_x\" is not an input");
+  j = base;
+  j["filter"]["force_error"]["jacobian_period"] = 0;
+  fails_at(j, "/filter/force_error/estimate_inputs: needs force_error.jacobian_period > 0");
+  j = base;
+  j["filter"]["force_error"]["estimate_inputs"]["mu"]["max"] = 0.9;  // the sedan's tyres: mu 1
+  fails_at(j, "/filter/force_error/estimate_inputs/mu: the vehicle's tyre mu");
+  j = base;
+  j["filter"]["type"] = "errorEKF";  // read, but not used: the filter has no force error
+  EXPECT_EQ(est::VehicleObserver(sc.model, read(j), 0.002).observer().filter().size(), 14);
   j = base;
   j["filter"]["force_error"]["estimate_inputs"]["mu"]["min"] = 2.0;
   fails_at(j, "/filter/force_error/estimate_inputs/mu");

@@ -43,7 +43,9 @@ struct ObserverSettings {
   double jacobian_max_change = 1.0;
   ForceCorrection force_correction = ForceCorrection::inertial;
   // FE: inputs of the model (indices into State::u) the filter estimates, with the range each
-  // estimate is held in; their noise is filter.input_rate_noise / initial_std_p.
+  // estimate is held in; their noise is filter.input_rate_noise / initial_std_p. The caller
+  // must set these inputs before every step (as it does all of State::u): the step adds the
+  // estimate's error to the value it finds there. Unused with errorEKF.
   std::vector<int> estimated_inputs;
   std::vector<double> input_min, input_max;
 };
