@@ -257,11 +257,8 @@ TEST(ErrorEkf, StiffModelJacobianTakenByTheModelsTrapezoidalRuleStaysBounded) {
   EXPECT_TRUE(f.healthy());
 }
 
-TEST(ErrorEkf, AnEstimatedInputAcceleratesThroughBAndIsNeverLessKnownThanAtTheStart) {
-  // e = [dz, dzd, da, dp]: dp enters as B dp does in dzdd, so one predict from a diagonal P
-  // gives cov(dz, dp) = dt^2/2 B sp^2 and cov(dzd, dp) = dt B sp^2 (the plant noise has no
-  // cross term with dp), both then scaled by c = sqrt(sp^2 / (sp^2 + q dt)) as dp's variance
-  // is brought back to its initial one. Unobserved, it stays there, P staying positive.
+// errorEKF-FE on one coordinate with a force error and one estimated input.
+ErrorEkfSettings one_coordinate_with_an_input(double input_rate_noise, double initial_std_p) {
   ErrorEkfSettings s;
   s.force_error = true;
   s.accel_noise = {0.5};
@@ -269,8 +266,17 @@ TEST(ErrorEkf, AnEstimatedInputAcceleratesThroughBAndIsNeverLessKnownThanAtTheSt
   s.initial_std_zd = {0.2};
   s.accel_rate_noise = {1.0};
   s.initial_std_a = {0.3};
-  s.input_rate_noise = {0.01};
-  s.initial_std_p = {0.05};
+  s.input_rate_noise = {input_rate_noise};
+  s.initial_std_p = {initial_std_p};
+  return s;
+}
+
+TEST(ErrorEkf, AnEstimatedInputAcceleratesThroughBAndIsNeverLessKnownThanAtTheStart) {
+  // e = [dz, dzd, da, dp]: dp enters as B dp does in dzdd, so one predict from a diagonal P
+  // gives cov(dz, dp) = dt^2/2 B sp^2 and cov(dzd, dp) = dt B sp^2 (the plant noise has no
+  // cross term with dp), both then scaled by c = sqrt(sp^2 / (sp^2 + q dt)) as dp's variance
+  // is brought back to its initial one. Unobserved, it stays there, P staying positive.
+  ErrorEkfSettings s = one_coordinate_with_an_input(0.01, 0.05);
   const double dt = 0.01, b = 2.5, sp2 = 0.05 * 0.05;
   ErrorEkf f(1, s, dt);
   ASSERT_EQ(f.size(), 4);
@@ -305,15 +311,7 @@ TEST(ErrorEkf, AnEstimatedInputIsTakenByTheTrapezoidalRuleWithTheJacobians) {
   // n = 1 with dzdd = a dz + b dzd + da + B dp: the trapezoidal rule gives dp's column
   //   dz+  = dt^2/2 B,   dzd+ = (dt B + dt/2 a dz+) / (1 - dt/2 b).
   // From P = e_p e_p' (no plant noise on the cross terms), P+ - W = f f' with f = F e_p, f_p = 1.
-  ErrorEkfSettings s;
-  s.force_error = true;
-  s.accel_noise = {0.5};
-  s.initial_std_z = {0.1};
-  s.initial_std_zd = {0.2};
-  s.accel_rate_noise = {1.0};
-  s.initial_std_a = {0.3};
-  s.input_rate_noise = {0.0};
-  s.initial_std_p = {1.0};
+  ErrorEkfSettings s = one_coordinate_with_an_input(0.0, 1.0);
   const double dt = 0.002, a = -40, b = -300, beta = -250;
   ErrorEkf f(1, s, dt);
   Eigen::MatrixXd A21(1, 1), A22(1, 1), B(1, 1);

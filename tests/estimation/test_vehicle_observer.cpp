@@ -27,6 +27,24 @@ VehicleScenario scenario(const char* name, double duration) {
 
 double rmse(const nlohmann::json& rep, const char* who, const char* q) { return rep["rmse"][who][q].get<double>(); }
 
+// errorEKF-FE on x, y, yaw and the four spins, a force error on the spins: the settings the
+// Jacobian tests take on the sedan (period and terms are each test's).
+est::ObserverSettings sedan_fe_settings(const models::Vehicle& v) {
+  est::ObserverSettings set;
+  for (int slot : {v.x, v.y, v.yaw, v.wheels[0].spin, v.wheels[1].spin, v.wheels[2].spin, v.wheels[3].spin})
+    for (std::size_t j = 0; j < v.model.z.size(); ++j)
+      if (v.model.z[j] == slot) set.observed.push_back(static_cast<int>(j));
+  auto& fs = set.filter;
+  fs.force_error = true;
+  fs.forced = {3, 4, 5, 6};
+  fs.accel_noise.assign(7, 1.0);
+  fs.initial_std_z.assign(7, 0.1);
+  fs.initial_std_zd.assign(7, 0.1);
+  fs.accel_rate_noise.assign(4, 10.0);
+  fs.initial_std_a.assign(4, 10.0);
+  return set;
+}
+
 TEST(VehicleObserver, DoubleLaneChangeFromFirstFixBeatsTheOpenLoopWhereItMatters) {
   // The bundled drive's scenario (starts from the first GNSS fix), first 4 s.
   auto sc = scenario("vehicle_double_lane_change.json", 4);
@@ -66,19 +84,8 @@ TEST(VehicleObserver, ForceJacobiansMatchTheFullDifferencesOfTheTyres) {
   models::VehicleStart st;
   st.speed = 20;
   mb::State s0 = models::start_vehicle(v, ws, st, in);
-  est::ObserverSettings set;
-  for (int slot : {v.x, v.y, v.yaw, v.wheels[0].spin, v.wheels[1].spin, v.wheels[2].spin, v.wheels[3].spin})
-    for (std::size_t j = 0; j < v.model.z.size(); ++j)
-      if (v.model.z[j] == slot) set.observed.push_back(static_cast<int>(j));
+  est::ObserverSettings set = sedan_fe_settings(v);
   ASSERT_EQ(set.observed.size(), 7u);
-  auto& fs = set.filter;
-  fs.force_error = true;
-  fs.forced = {3, 4, 5, 6};
-  fs.accel_noise.assign(7, 1.0);
-  fs.initial_std_z.assign(7, 0.1);
-  fs.initial_std_zd.assign(7, 0.1);
-  fs.accel_rate_noise.assign(4, 10.0);
-  fs.initial_std_a.assign(4, 10.0);
   auto jacobians = [&](est::JacobianTerms terms, int period) {
     set.jacobian_terms = terms;
     set.jacobian_period = period;
@@ -139,18 +146,8 @@ TEST(VehicleObserver, TransitionOfASpinRateErrorIsTheModelStepsOwnResponse) {
   };
   const double model_keeps = (spin_rate_after_step(nudge) - spin_rate_after_step(0)) / nudge;
 
-  est::ObserverSettings set;
-  for (int slot : {v.x, v.y, v.yaw, v.wheels[0].spin, v.wheels[1].spin, v.wheels[2].spin, v.wheels[3].spin})
-    for (std::size_t j = 0; j < v.model.z.size(); ++j)
-      if (v.model.z[j] == slot) set.observed.push_back(static_cast<int>(j));
+  est::ObserverSettings set = sedan_fe_settings(v);
   auto& fs = set.filter;
-  fs.force_error = true;
-  fs.forced = {3, 4, 5, 6};
-  fs.accel_noise.assign(7, 1.0);
-  fs.initial_std_z.assign(7, 0.1);
-  fs.initial_std_zd.assign(7, 0.1);
-  fs.accel_rate_noise.assign(4, 10.0);
-  fs.initial_std_a.assign(4, 10.0);
   set.jacobian_period = 1;
   set.jacobian_terms = est::JacobianTerms::forces;
   est::MbObserver o(v.model, {}, set, dt);
@@ -189,18 +186,8 @@ TEST(VehicleObserver, FrictionJacobianMatchesTheFullDifferencesAndItsSign) {
   models::VehicleStart st;
   st.speed = 15;
   mb::State s0 = models::start_vehicle(v, ws, st, in);
-  est::ObserverSettings set;
-  for (int slot : {v.x, v.y, v.yaw, v.wheels[0].spin, v.wheels[1].spin, v.wheels[2].spin, v.wheels[3].spin})
-    for (std::size_t j = 0; j < v.model.z.size(); ++j)
-      if (v.model.z[j] == slot) set.observed.push_back(static_cast<int>(j));
+  est::ObserverSettings set = sedan_fe_settings(v);
   auto& fs = set.filter;
-  fs.force_error = true;
-  fs.forced = {3, 4, 5, 6};
-  fs.accel_noise.assign(7, 1.0);
-  fs.initial_std_z.assign(7, 0.1);
-  fs.initial_std_zd.assign(7, 0.1);
-  fs.accel_rate_noise.assign(4, 10.0);
-  fs.initial_std_a.assign(4, 10.0);
   fs.input_rate_noise = {1e-5};
   fs.initial_std_p = {0.01};
   set.estimated_inputs = {v.in.mu};
