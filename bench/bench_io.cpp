@@ -27,7 +27,7 @@ using namespace mbo::io;
 constexpr std::size_t kFrames = 200'000;
 
 const DbcCodec& vw_codec() {
-  static DbcCodec codec(load_dbc(std::filesystem::path(MBO_SHARED_DIR) / "fixtures/dbc/opendbc/vw_mqb.dbc"));
+  static DbcCodec codec(load_dbc(std::filesystem::path(MBO_FIXTURES_DIR) / "dbc/opendbc/vw_mqb.dbc"));
   return codec;
 }
 

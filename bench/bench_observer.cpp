@@ -1,6 +1,6 @@
 // Observer steps. The vehicle observer of the daemon (issue 6, "Speed"): model step,
 // prediction, the updates of every sensor sample due, the kinematic correction and the virtual
-// sensors, at dt = 2 ms, on the repository's scenarios. The four-bar observer of seed 003
+// sensors, at dt = 2 ms, on the repository's scenarios. The four-bar observer of Sinigaglia 2016
 // (issue 4, "Speed"): model step, filter and correction, errorEKF and errorEKF-FE, and the
 // 20-run experiment. The truth and its sensor samples are made before timing; each step is
 // timed on its own, so the percentiles include the real tails. Heap allocations are counted

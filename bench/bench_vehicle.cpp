@@ -1,4 +1,4 @@
-// The 3-D vehicle model: one step at dt = 2 ms (the 500 Hz IMU rate of seed 003 Table 3),
+// The 3-D vehicle model: one step at dt = 2 ms (the 500 Hz IMU rate of Sinigaglia 2016 Table 3),
 // driven by the closed-loop driver through whole manoeuvres. Every step is timed on its own
 // (steady_clock around set_inputs + mb::step), so the percentiles include the real tails;
 // the real-time factor is dt over the mean step time. Heap allocations are counted by the

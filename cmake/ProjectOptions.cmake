@@ -8,6 +8,7 @@ if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_L
   target_compile_options(mbo_options INTERFACE -Wno-restrict)
 endif()
 target_compile_definitions(mbo_options INTERFACE
+  MBO_VERSION="${PROJECT_VERSION}"
   # Eigen: no dynamic allocation hidden in expression temporaries goes unnoticed in debug
   EIGEN_MPL2_ONLY)
 

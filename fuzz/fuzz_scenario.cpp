@@ -1,4 +1,4 @@
-// An experiment scenario (INTERFACES.md; mechanism or "kind": "vehicle") on arbitrary bytes:
+// An experiment scenario (docs/interfaces.md; mechanism or "kind": "vehicle") on arbitrary bytes:
 // it must load, with its models, sensors and filter, or be refused with a ConfigError; any
 // other exception, a crash, a leak or undefined behaviour is a finding. The model and vehicle
 // files its "truth" and "model" name are kept to the shipped ones (shipped_files.hpp).

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Figures like seed 003's (Figs. 14-21, 35-62) from an mbobserver-experiment --trace CSV:
+"""Figures like Sinigaglia 2016's (Figs. 14-21, 35-62) from an mbobserver-experiment --trace CSV:
 for each scored quantity, truth / open-loop model / observer on top and the errors below.
 
 usage: tools/plot_trace.py TRACE.csv OUTDIR [quantity ...]

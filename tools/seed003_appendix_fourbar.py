@@ -1,10 +1,10 @@
 #!/usr/bin/python3
-"""Seed 003's Appendix A (Sinigaglia 2016, MATLAB) transcribed to numpy, run on the seed's own
-four-bar scenario: the truth, the open-loop wrong model, and the seed's errorEKF with its
+"""Sinigaglia 2016, Appendix A (MATLAB) transcribed to numpy, run on the thesis's own
+four-bar scenario: the truth, the open-loop wrong model, and the thesis's errorEKF with its
 plant noise S, encoder noise R, P0 = I and velocity-problem correction, over 20 noise seeds.
 
 It is a peer for scenarios/fourbar_sinigaglia.json: what the published code gives on the
-same problem (Table 2 of the seed is not reproduced by it; see the report it prints).
+same problem (Table 2 of the thesis is not reproduced by it; see the report it prints).
 Run: /usr/bin/python3 tools/seed003_appendix_fourbar.py   (about 20 s)
 """
 import numpy as np
@@ -74,7 +74,7 @@ print("seed-code open-loop model: rms x1 %.4f max %.4f   rms vx1 %.4f max %.4f" 
 print("model energy: start %.1f J, end %.1f J;  truth energy start %.1f end %.1f" % (E0f, Efs[-1], E0, Es[-1]))
 print("final truth q", q, "  model q", qf)
 
-# --- the seed's observer (A.4.1-A.4.2) on the same runs, 20 noise seeds ---
+# --- the thesis's observer (A.4.1-A.4.2) on the same runs, 20 noise seeds ---
 def observer_run(seed):
     rng=np.random.default_rng(seed)
     n_pos=1; n_vel=1

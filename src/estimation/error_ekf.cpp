@@ -98,7 +98,7 @@ void ErrorEkf::predict(const MatrixXd* A21, const MatrixXd* A22, const MatrixXd*
     plain();
     if (A21 || A22) {
       // F with the model's Jacobians J = [A21 A22] in the velocity row, by the trapezoidal rule
-      // the model's integrator uses (mb::step; seed 003 eqs. (39)-(42)):
+      // the model's integrator uses (mb::step; Sinigaglia 2016 eqs. (39)-(42)):
       //   (I - dt/2 A22) dzd+ = F_v e + dt/2 A22 dzd + dt/2 A21 (dz + dz+),  dz+ = F_z e.
       // A tyre's slip is a mode far faster than the step (tau = I v / (C r^2), under a
       // millisecond at walking pace): to first order in dt its factor 1 - dt/tau would amplify

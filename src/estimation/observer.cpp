@@ -124,7 +124,7 @@ void MbObserver::jacobian_row(const Gradients& g, VectorXd& H) {
   const auto& forced = ekf_.forced();
   for (std::size_t k = 0; k < forced.size(); ++k) H[2 * n + k] = hzdd_[forced[k]];
   // An acceleration measurement sees the errors of z and zd too, through the model's own
-  // dynamics: dzdd = A21 dz + A22 dzd + da (seed 003 eq. (66)). Without these terms a
+  // dynamics: dzdd = A21 dz + A22 dzd + da (Sinigaglia 2016 eq. (66)). Without these terms a
   // velocity error (a sideslip the tyres answer with a lateral force) would be read as a
   // force error.
   if (g.dqdd.n > 0 && uses_jacobians()) {
@@ -143,7 +143,7 @@ double MbObserver::predict_measurement(int sensor, int row) {
 }
 
 void MbObserver::reduced_acceleration(const VectorXd& q, const VectorXd& qd, VectorXd& zdd) {
-  // seed 003 eq. (67): zdd = (R' M R)^-1 R' (Q - M Rdot zd)
+  // Sinigaglia 2016 eq. (67): zdd = (R' M R)^-1 R' (Q - M Rdot zd)
   mb::factor_kinematics(m_, q, ws_);
   mb::compute_R(m_, ws_);
   mb::compute_Rdot(m_, qd, ws_);
@@ -303,7 +303,7 @@ void MbObserver::correct(ObserverStepReport& r) {
   // Done first, while the kinematic factorisation is still the one R was computed with.
   if (ekf_.force_error()) {
     const auto& forced = ekf_.forced();
-    // The acceleration error becomes a generalised force that stays in the model (seed 003
+    // The acceleration error becomes a generalised force that stays in the model (Sinigaglia 2016
     // Fig. 33, eqs. (125)-(126)) such that R' dQ = Mbar da, Mbar = R' M R. Two choices of dQ:
     //  inertial:     dQ = M R da, an inertia-weighted force over all coordinates (what a mass
     //                or inertia error produces, a fraction of M qdd);

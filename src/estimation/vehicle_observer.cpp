@@ -207,7 +207,7 @@ VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle,
     origin_set_ = true;
   }
   // errorEKF has no acceleration state: the accelerometers then inform the attitude only,
-  // through gravity (seed 003 eq. (116)). With pitch and roll left to the model that leaves
+  // through gravity (Sinigaglia 2016 eq. (116)). With pitch and roll left to the model that leaves
   // them nothing to correct but yaw through the lateral acceleration, which would take the
   // model's acceleration errors for heading errors: they are used only when they can help.
   bool pitch_or_roll = false;

@@ -216,7 +216,7 @@ json run_experiment(const Scenario& sc, const RunOptions& opt) {
   rep["consistency"]["innovation_whiteness"] = white;
 
   // Observability of (F, H) with the sensors' Jacobian rows at the end of the run, and which
-  // standard deviations grew instead of shrinking (seed 003 3.3.2, 4.1.2).
+  // standard deviations grew instead of shrinking (Sinigaglia 2016 3.3.2, 4.1.2).
   VectorXd sd = obs.std_dev();
   json grew = json::array();
   const int N = obs.filter().size();

@@ -18,7 +18,7 @@ constexpr double kDeg = M_PI / 180;
 const char* kW[4] = {"fl", "fr", "rl", "rr"};
 
 // The vehicle file, with the friction coefficient of every tyre replaced when "mu" is given
-// (seed 003 5.1: the truth and the model differ by their tyre friction).
+// (Sinigaglia 2016 5.1: the truth and the model differ by their tyre friction).
 std::shared_ptr<const models::Vehicle> load_vehicle(const JsonReader& r, double& mu) {
   auto path = r.directory() / r.string("vehicle");
   mu = r.has("mu") ? r.number_in("mu", 0.05, 2.0) : std::numeric_limits<double>::quiet_NaN();
@@ -31,7 +31,7 @@ std::shared_ptr<const models::Vehicle> load_vehicle(const JsonReader& r, double&
 
 
 
-// The quantities scored for a vehicle (INTERFACES.md "Report"), from a model state and its
+// The quantities scored for a vehicle (docs/interfaces.md "Report"), from a model state and its
 // outputs. `speed_gate`: sideslip is only defined while moving.
 struct Named {
   std::string name;

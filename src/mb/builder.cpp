@@ -312,7 +312,7 @@ int ModelBuilder::body(const BodySpec& spec) {
   }
   g.basis_inverse = B.inverse();
 
-  // Rigid-body constraints of the basis (seed 003 eqs. (1)-(4), (33)).
+  // Rigid-body constraints of the basis (Sinigaglia 2016 eqs. (1)-(4), (33)).
   if (spec.rigid_constraints) {
     const std::size_t nb = d == 3 ? g.basis.size() : std::min<std::size_t>(g.basis.size(), 1);
     for (std::size_t k = 0; k < nb; ++k) {
@@ -401,7 +401,7 @@ int ModelBuilder::body(const BodySpec& spec) {
       EG = 0.5 * spec.inertia.trace() * Eigen::Matrix3d::Identity() - spec.inertia;
     } else {
       // Planar motion depends only on I_zz = trace; placing it along the first basis vector
-      // reproduces the slender-bar mass matrix of seed 003 Appendix A.3.1 exactly.
+      // reproduces the slender-bar mass matrix of Sinigaglia 2016 Appendix A.3.1 exactly.
       Vector3d e1 = local[0].normalized();
       EG = spec.inertia(2, 2) * e1 * e1.transpose();
     }

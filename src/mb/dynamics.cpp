@@ -130,7 +130,7 @@ StepResult step(const Model& m, State& s, Workspace& ws, double dt) {
     ws.xd.head(m.nq) = s.qd;
     constraint_values_jacobian(m, ws.x, s.u, ws.phi, ws.jac.data());
     // eq. (39): lambda*_{i+1} = lambda*_i + alpha Phi_{i+1}, then the residual carries
-    // Phi_q' (lambda* + alpha Phi) (Bayo & Ledesma; seed 003 A.3.2). Using lambda* alone in
+    // Phi_q' (lambda* + alpha Phi) (Bayo & Ledesma; Sinigaglia 2016 A.3.2). Using lambda* alone in
     // the residual makes the multiplier error obey mu_{i+1} = mu_i - mu_{i-1}: a six-cycle
     // that never converges. The update follows each Newton correction (ALI3-P), so the
     // predictor's Phi is not added: with it, the first correction removes twice the

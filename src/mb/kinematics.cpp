@@ -126,7 +126,7 @@ void solve_dependent_columns(Workspace& ws, std::span<const int> z_columns, Eige
 }
 }  // namespace
 
-// R_d = -(Phi_qd' Phi_qd)^-1 Phi_qd' Phi_qz (seed 003 eq. (85)), every requested column in one
+// R_d = -(Phi_qd' Phi_qd)^-1 Phi_qd' Phi_qz (Sinigaglia 2016 eq. (85)), every requested column in one
 // multi-right-hand-side solve.
 void compute_R(const Model& m, Workspace& ws, std::span<const int> z_columns) {
   const int k = static_cast<int>(z_columns.size());

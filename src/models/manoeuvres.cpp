@@ -125,7 +125,7 @@ VehicleInputs manoeuvre_inputs(const ManoeuvreSpec& m, const Vehicle& v, const V
       break;
     case ManoeuvreKind::seed003_straight:
     case ManoeuvreKind::seed003_circle: {
-      // Seed 003 Table 4: 100 N m on every wheel (drive_torque_Nm); the circle turns the rack 0.01 m. (The
+      // Sinigaglia 2016 Table 4: 100 N m on every wheel (drive_torque_Nm); the circle turns the rack 0.01 m. (The
       // seed's straight run needed -0.004 m of rack to cancel its hub misalignment; this model
       // has none, so it steers straight.)
       const double steer = m.kind == ManoeuvreKind::seed003_circle ? 0.01 * p.rack_gain_rad_per_m : 0.0;
@@ -206,7 +206,7 @@ ManoeuvreSpec load_manoeuvre(const JsonReader& r, const Vehicle& v) {
                  ManoeuvreKind::double_lane_change, ManoeuvreKind::braking, ManoeuvreKind::bump_crossing,
                  ManoeuvreKind::coast_down, ManoeuvreKind::seed003_straight, ManoeuvreKind::seed003_circle})
     if (type == manoeuvre_name(k)) m.kind = k;
-  // Defaults per kind (issue 5 and seed 003 Table 4).
+  // Defaults per kind (issue 5 and Sinigaglia 2016 Table 4).
   switch (m.kind) {
     case ManoeuvreKind::double_lane_change: m.start.speed = 80 / 3.6, m.duration_s = 8; break;
     case ManoeuvreKind::braking: m.start.speed = 100 / 3.6, m.duration_s = 6, m.brake_pressure_Pa = 1.2e7; break;

@@ -7,7 +7,7 @@ namespace mbo::models {
 namespace {
 
 // Contact of the wheel disc with a plane through X0 with unit normal n: the lowest rim point
-// along n lies at C - rho d, d = the normal projected on the wheel plane (seed 000 Fig. 8.17:
+// along n lies at C - rho d, d = the normal projected on the wheel plane (Macchi 2010 Fig. 8.17:
 // ux = uA x n, ur = uA x ux).
 Contact plane_contact(const Vector3d& C, const Vector3d& a, double R0, const Vector3d& X0,
                       const Vector3d& n) {
@@ -62,7 +62,7 @@ int road_contacts(const Road& road, const Vector3d& C, const Vector3d& a, double
   // Bumps: the wheel in the cross-section of the cylinder (the plane spanned by the road's x
   // tangent and normal). Circle against circle on the cap, circle against the cap's edge
   // beside it; both agree where they meet, so the contact moves continuously. A steered wheel
-  // cuts the cylinder in an ellipse (seed 000 eqs. (8.11)-(8.18)); here it is taken as its
+  // cuts the cylinder in an ellipse (Macchi 2010 eqs. (8.11)-(8.18)); here it is taken as its
   // circle, an error of order (1 - cos(steer)) in the penetration.
   const Vector3d n0 = road.normal(), tx = road.tangent_x(), ty = n0.cross(tx);
   for (const auto& b : road.bumps) {

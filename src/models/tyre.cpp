@@ -169,7 +169,7 @@ void evaluate_tyre(const TyreModel& m, const Road& road, double mu, double brake
     c.effective_radius = p.effective_radius(pen);
     // Velocity of the wheel's material point Pe at the effective rolling radius below the
     // centre: Pe = C + ea a + er r + es s with its local coordinates e = arm . (a, r, s), so
-    // v = C_dot + ea a_dot + er r_dot + es s_dot, linear in qd (seed 003 eq. (29)); on the
+    // v = C_dot + ea a_dot + er r_dot + es s_dot, linear in qd (Sinigaglia 2016 eq. (29)); on the
     // constraint manifold this equals C_dot + omega x arm.
     const Vector3d arm = -c.effective_radius * c.contact.d;
     Vector3d vs = k.Cd + arm.dot(k.a) * k.ad + arm.dot(k.r) * k.rd + arm.dot(k.s) * k.sd;
@@ -273,7 +273,7 @@ void TyreForce::evaluate(const mb::Model&, const Eigen::VectorXd& x, const Eigen
     for (int k = 0; k < 3; ++k) out.add(slot + k, f[k]);
   };
   // A force F at the wheel's material point P = C + ca a + cr r + cs s: Q = J_P' F with
-  // J_P = [I, ca I, cr I, cs I] (seed 003 eq. (29)).
+  // J_P = [I, ca I, cr I, cs I] (Sinigaglia 2016 eq. (29)).
   // The slip velocity is that of the material point Pe at the effective rolling radius, with
   // J_Pe = [I, ea I, er I, es I]; the slip damping's tangent is J_P' S J_Pe (symmetrised by
   // the engine), so that a spinning wheel sees rho Re S, not rho^2 S.

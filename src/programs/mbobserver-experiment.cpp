@@ -1,5 +1,5 @@
 // mbobserver-experiment SCENARIO.json [--report OUT.json] [--trace OUT.csv] [--seed N] [--runs N]
-// The three-simulation experiment (INTERFACES.md); the JSON report goes to stdout.
+// The three-simulation experiment (docs/interfaces.md); the JSON report goes to stdout.
 #include <fstream>
 #include <optional>
 #include <iostream>

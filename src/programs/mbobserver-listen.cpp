@@ -1,4 +1,4 @@
-// mbobserver-listen: receives the daemon's UDP/JSON datagrams (INTERFACES.md) and prints them,
+// mbobserver-listen: receives the daemon's UDP/JSON datagrams (docs/interfaces.md) and prints them,
 // one per line, or records them as JSON lines.
 //
 //   mbobserver-listen [--port P] [--count N] [--jsonl OUT] [--group MCAST] [--interface IF]

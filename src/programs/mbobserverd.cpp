@@ -1,6 +1,6 @@
 // mbobserverd --config FILE [--replay LOG [--rate realtime|max|<factor>]] [--record OUT.jsonl]
 //             [--summary-json OUT.json] [--check-config]
-// The daemon (INTERFACES.md): live from SocketCAN (+ NMEA serial), or replaying a candump /
+// The daemon (docs/interfaces.md): live from SocketCAN (+ NMEA serial), or replaying a candump /
 // Vector ASC log through the same pipeline.
 #include <iostream>
 

@@ -1,4 +1,4 @@
-// The daemon's exit codes and messages (INTERFACES.md, "Programs"): 0 on success, 2 on a bad
+// The daemon's exit codes and messages (docs/interfaces.md, "Programs"): 0 on success, 2 on a bad
 // configuration or input file with one line naming the file and the place in it.
 #include <functional>
 

@@ -1,4 +1,4 @@
-// A replay's --record file is a function of the log and the configuration only (INTERFACES.md,
+// A replay's --record file is a function of the log and the configuration only (docs/interfaces.md,
 // `--record`: byte-identical for the same log): not of thread interleaving, of how full the
 // queues run, nor of the pace of the replay.
 #include <gtest/gtest.h>

@@ -49,7 +49,7 @@ ErrorEkfSettings settings(int n, bool fe) {
 }  // namespace
 
 TEST(ErrorEkf, SequentialScalarUpdatesEqualTheBatchUpdate) {
-  // seed 003 eq. (124): with a diagonal R, fusing rows one at a time gives the batch result.
+  // Sinigaglia 2016 eq. (124): with a diagonal R, fusing rows one at a time gives the batch result.
   for (bool fe : {false, true}) {
     ErrorEkf f(3, settings(3, fe), 0.01);
     f.predict();

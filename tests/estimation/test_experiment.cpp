@@ -1,4 +1,4 @@
-// The three-simulation experiment on the four-bar of seed 003, and what the tool says about
+// The three-simulation experiment on the four-bar of Sinigaglia 2016, and what the tool says about
 // unobservable or bad scenarios.
 #include <array>
 #include <cstdio>
@@ -115,7 +115,7 @@ TEST(Experiment, NoSensorsIsReportedAsUnobserved) {
 
 TEST(Experiment, UnobservedCoordinateIsReported) {
   // A double pendulum with an encoder on theta1 only: the errorEKF's integrator transition
-  // cannot see theta2 (seed 003 3.3.2), and its covariance grows.
+  // cannot see theta2 (Sinigaglia 2016 3.3.2), and its covariance grows.
   auto doc = nlohmann::json::parse(R"({
     "dt": 0.002, "duration": 2,
     "truth": {"model": "M"}, "model": {"model": "M", "overrides": {"bar2.mass": 1.2}},

@@ -55,7 +55,7 @@ TEST(VehicleObserver, DoubleLaneChangeFromFirstFixBeatsTheOpenLoopWhereItMatters
   EXPECT_LT(rmse(rep, "observer", "x"), 0.2 * rmse(rep, "model", "x"));
   EXPECT_LT(rmse(rep, "observer", "yaw"), rmse(rep, "model", "yaw"));
   EXPECT_LT(rmse(rep, "observer", "yaw_rate"), 5e-4);  // gyro noise 2e-4 rad/s
-  // virtual sensors (seed 003 Table 3 sensors): sideslip and loads
+  // virtual sensors (Sinigaglia 2016 Table 3 sensors): sideslip and loads
   EXPECT_LT(rmse(rep, "observer", "sideslip_deg"), 0.1);
   EXPECT_LT(rmse(rep, "observer", "tyre_fz_fl"), 100.0);  // of ~4300 N static
   // Fx: the model's Jacobians tell the filter that a wheel's slip settles within a step, so its

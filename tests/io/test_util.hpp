@@ -13,9 +13,9 @@
 
 namespace mbo::test {
 
-inline std::filesystem::path shared_dir() { return MBO_SHARED_DIR; }
 inline std::filesystem::path source_dir() { return MBO_SOURCE_DIR; }
-inline std::filesystem::path fixtures() { return shared_dir() / "fixtures"; }
+// Files of public projects (tests/fixtures/README.md gives their origin and licence).
+inline std::filesystem::path fixtures() { return MBO_FIXTURES_DIR; }
 
 // The interpreter that has Debian's python3-can and python3-canmatrix.
 inline const char* kPython = "/usr/bin/python3";

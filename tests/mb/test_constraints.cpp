@@ -128,7 +128,7 @@ TEST(Constraints, DrivingTimeTerms) {
 }
 
 TEST(Constraints, AngleConstraintIsWellConditionedAtEveryAngle) {
-  // Seed 003 eq. (21)-(22): a single sine or cosine form loses rank near 90 or 0 degrees.
+  // Sinigaglia 2016 eq. (21)-(22): a single sine or cosine form loses rank near 90 or 0 degrees.
   // The combined form keeps |dPhi/dtheta| = |A||B| at the solution for every crank angle.
   Model m = load_model(mbo::test::model_path("fourbar"));
   const int th = m.coordinate("theta"), x1 = m.coordinate("P1.x"), y1 = m.coordinate("P1.y");

@@ -68,12 +68,12 @@ Conservation run(Sim& sim, double dt, double duration) {
 
 }  // namespace
 
-// Seed 004 Table 3.3 (slider-crank, gravity only, 30 s at 1 ms), best method (predictor-
+// Farci 2019 Table 3.3 (slider-crank, gravity only, 30 s at 1 ms), best method (predictor-
 // corrector): max ||Psi|| 3.0e-11, max |dE/dt| 3.1e-9 W. Measured here (Release, this
 // machine): four-bar max|Phi| 1.2e-11, max|E-E0| 1.4e-2 J of 409 J, max|dE/dt| 0.20 W;
 // slider-crank max|Phi| 3.9e-10, max|E-E0| 4.4e-4 J, max|dE/dt| 2.0e-3 W. The trapezoidal
 // rule with projections keeps the energy bounded (no drift) but lets it oscillate by
-// O(dt^2); the seed's Lagrange-multiplier ODE at tight tolerance tracks it more closely.
+// O(dt^2); the thesis's Lagrange-multiplier ODE at tight tolerance tracks it more closely.
 TEST(Dynamics, FourBarUnderGravityThirtySeconds) {
   Sim sim(load_model(mbo::test::model_path("fourbar")));
   sim.start({1.0});
@@ -92,7 +92,7 @@ TEST(Dynamics, FourBarUnderGravityThirtySeconds) {
 
 TEST(Dynamics, SliderCrankThroughDeadCentres) {
   Sim sim(load_model(mbo::test::model_path("slider_crank")));
-  sim.start({0.0});  // released at rest from the dead centre (seed 004 Table 3.2)
+  sim.start({0.0});  // released at rest from the dead centre (Farci 2019 Table 3.2)
   auto c = run(sim, 1e-3, 30);
   std::printf("slider-crank 30 s @1 ms: max|Phi| %.2e  max|Phi_q qd| %.2e  max|acc| %.2e  max|E-E0| %.2e J  "
               "max|dE/dt| %.2e W  max iterations %d  theta in [%.2f, %.2f]\n",

@@ -1,4 +1,4 @@
-// Mass matrix and generalised forces against the seed's MATLAB code, and the force elements'
+// Mass matrix and generalised forces against the thesis's MATLAB code, and the force elements'
 // stiffness and damping against finite differences.
 #include <gtest/gtest.h>
 
@@ -26,7 +26,7 @@ Eigen::MatrixXd dense(const Model& m, const std::vector<Model::Entry>& pat, cons
 }  // namespace
 
 TEST(Forces, FourBarMassMatrixAndGravityMatchSeedAppendix) {
-  // Seed 003 A.3.1 (mass_forces): slender bars M_i = m_i/6 [2 0 1 0; 0 2 0 1; 1 0 2 0; 0 1 0 2],
+  // Sinigaglia 2016 A.3.1 (mass_forces): slender bars M_i = m_i/6 [2 0 1 0; 0 2 0 1; 1 0 2 0; 0 1 0 2],
   // assembled on (x1, y1, x2, y2, phi); gravity Q_i = -m_i g/2 on each end.
   Model m = load_model(mbo::test::model_path("fourbar"));
   const double m1 = 2, m2 = 8, m3 = 5, g = 9.806;

@@ -1,4 +1,4 @@
-// Road contacts: the plane with grade and crossfall, the cylindrical bumps of seed 000 ch. 8
+// Road contacts: the plane with grade and crossfall, the cylindrical bumps of Macchi 2010 ch. 8
 // (cap and edge), the height grid; and a vehicle driving over a grid road.
 #include <cmath>
 #include <cstdio>

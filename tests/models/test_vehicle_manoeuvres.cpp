@@ -1,5 +1,5 @@
 // Whole manoeuvres: the ISO 3888-1 double lane change and the bump crossing keep the
-// constraints satisfied and never fail to converge; seed 003's Table 4 runs; the step, the
+// constraints satisfied and never fail to converge; Sinigaglia 2016's Table 4 runs; the step, the
 // inputs and the virtual sensors allocate nothing; the IMU output matches the motion.
 #include <cmath>
 #include <cstdio>
@@ -68,7 +68,7 @@ void expect_clean(const ManoeuvreRun& r) {
 
 Road bumps() {
   Road road;
-  // Five 5 cm x 0.5 m speed bumps 12 m apart (seed 000 ch. 9.3: the INSIA track's bumps).
+  // Five 5 cm x 0.5 m speed bumps 12 m apart (Macchi 2010 ch. 9.3: the INSIA track's bumps).
   for (int k = 0; k < 5; ++k) road.bumps.push_back({20.0 + 12.0 * k, 0.05, 0.5});
   return road;
 }

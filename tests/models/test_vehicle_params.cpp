@@ -34,7 +34,7 @@ TEST(VehicleParams, ShippedVehiclesLoad) {
     EXPECT_EQ(p.name, name);
     EXPECT_FALSE(p.sources.empty()) << name;
     Vehicle v = build_vehicle(p);
-    // 14 degrees of freedom: 73 coordinates, 59 constraints (seed 003 4.1.1).
+    // 14 degrees of freedom: 73 coordinates, 59 constraints (Sinigaglia 2016 4.1.1).
     EXPECT_EQ(v.model.nq, 73) << name;
     EXPECT_EQ(v.model.nc, 59) << name;
     EXPECT_EQ(v.model.z.size(), 14u) << name;
@@ -47,7 +47,7 @@ TEST(VehicleParams, ShippedVehiclesLoad) {
 
 TEST(VehicleParams, VanMatchesSeed000) {
   VehicleParams p = load_vehicle_params(test::vehicle_path("van"));
-  // Seed 000 ch. 3.1 and Table 4.1 (unladen, no driver): 4.100 m, 1500 / 1365 kg per axle.
+  // Macchi 2010 ch. 3.1 and Table 4.1 (unladen, no driver): 4.100 m, 1500 / 1365 kg per axle.
   EXPECT_DOUBLE_EQ(p.wheelbase(), 4.100);
   EXPECT_NEAR(p.total_mass(), 2865, 0.01);
   EXPECT_NEAR(p.static_axle_load(0) / p.gravity_mps2, 1500, 0.5);
@@ -99,7 +99,7 @@ TEST(VehicleParams, InconsistentGeometry) {
 }
 
 TEST(VehicleParams, ImpossibleInertia) {
-  // Seed 000's own chassis inertia: 2500 + 8000 < 13600.
+  // Macchi 2010's own chassis inertia: 2500 + 8000 < 13600.
   auto d = sedan_doc();
   d["chassis"]["inertia_kgm2"] = {2500, 8000, 13600};
   EXPECT_EQ(error_of(d), "v.json: /chassis/inertia_kgm2: violates the triangle inequality (no rigid body has these moments)");

@@ -2,7 +2,7 @@
 // ModelBuilder for the peer test and the bench.
 //
 // Body i (1..n) is described by its near joint P_{i-1} (shared with body i-1, P_0 fixed at the
-// origin: the spherical joints are shared points, seed 003 ch. 2.1.1), its far joint P_i and
+// origin: the spherical joints are shared points, Sinigaglia 2016 ch. 2.1.1), its far joint P_i and
 // two unit vectors u_i, v_i normal to the link: 9 coordinates per body (3 for P_i, 3 + 3 for
 // the vectors) and 6 rigid-body constraints (link length, two unit norms, three right
 // angles), so 3 degrees of freedom per body as in Simbody's ball joints.

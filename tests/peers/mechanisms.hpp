@@ -32,7 +32,7 @@ struct TopSpec {
   double g = 9.81;
 };
 
-// Four-bar of seed 003 Table 1 / Appendix A (config/models/fourbar.json): ground pivots
+// Four-bar of Sinigaglia 2016 Table 1 / Appendix A (config/models/fourbar.json): ground pivots
 // A (0,0) and B (10,0); crank A-P1 2 m 2 kg, coupler P1-P2 8 m 8 kg, rocker P2-B 5 m 5 kg,
 // uniform slender bars; released at rest with the crank at `theta` (from the x axis).
 struct FourBarSpec {
@@ -42,7 +42,7 @@ struct FourBarSpec {
   double g = 9.806;
 };
 
-// Slider-crank of seed 004 Tables 3.1-3.2 (config/models/slider_crank.json): crank O-P1
+// Slider-crank of Farci 2019 Tables 3.1-3.2 (config/models/slider_crank.json): crank O-P1
 // 3 m 1.5 kg, rod P1-P2 6 m 3 kg, slider 0.25 kg at P2 on the x axis; released at rest from
 // the dead-centre position theta = 0.
 struct SliderCrankSpec {

@@ -3,7 +3,7 @@
 // forward dynamics and explicit Runge-Kutta integration: nothing in common with our natural
 // coordinates and implicit trapezoidal rule except the mechanics.
 //
-// Simbody's headers do not compile as C++20 (shared/design/DEPENDENCIES.md), so the peer is
+// Simbody's headers do not compile as C++20 (docs/dependencies.md), so the peer is
 // built as C++17 and this header exposes no Simbody type.
 #pragma once
 

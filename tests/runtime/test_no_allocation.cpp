@@ -1,4 +1,4 @@
-// "No heap allocation on the estimator's path after start-up" (ARCHITECTURE.md), checked by
+// "No heap allocation on the estimator's path after start-up" (docs/architecture.md), checked by
 // counting: this test binary replaces the global operator new/delete (the replaceable
 // allocation functions, [new.delete]) with versions that count calls made on a thread while
 // that thread has counting switched on.

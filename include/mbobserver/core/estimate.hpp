@@ -1,7 +1,7 @@
 // What one estimator step hands to the publisher: the corrected model's state, the virtual
 // sensors, their 1-sigma, health and latency. Plain data with fixed size, so it crosses the
 // estimator -> I/O queue without allocation. Serialised as `mbobserver.estimate/1`
-// (INTERFACES.md, docs/estimate.schema.json).
+// (docs/interfaces.md, docs/estimate.schema.json).
 #pragma once
 
 #include <array>

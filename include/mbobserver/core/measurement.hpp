@@ -11,7 +11,7 @@
 namespace mbo {
 
 // Every quantity the observer can receive. Units are SI and fixed here; the signal mapping
-// converts DBC units into them (INTERFACES.md "Configuration").
+// converts DBC units into them (docs/interfaces.md "Configuration").
 enum class Channel : std::uint8_t {
   accel_x,  // m/s^2, specific force along the IMU's x axis (gravity included, as sensed)
   accel_y,

@@ -1,4 +1,4 @@
-// The conventions every program shares (INTERFACES.md): --help, --log-level, and exit codes
+// The conventions every program shares (docs/interfaces.md): --help, --log-level, and exit codes
 // 0 on success, 2 on bad usage / config / input file (one line naming the file and place),
 // 1 on a runtime failure.
 #pragma once

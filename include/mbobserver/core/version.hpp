@@ -1,5 +1,6 @@
+// The one version number: CMake's project(VERSION), passed to every target (ProjectOptions.cmake).
 #pragma once
 #include <string_view>
 namespace mbo {
-inline constexpr std::string_view kVersion = "0.1.0";
+inline constexpr std::string_view kVersion = MBO_VERSION;
 }

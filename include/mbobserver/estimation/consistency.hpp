@@ -1,5 +1,5 @@
 // Consistency diagnostics of a filter: the cumulative periodogram whiteness test of an
-// innovation sequence (seed 003 3.3.3, eqs. (60)-(62), Appendix A.4.5) and NEES.
+// innovation sequence (Sinigaglia 2016 3.3.3, eqs. (60)-(62), Appendix A.4.5) and NEES.
 #pragma once
 
 #include <vector>

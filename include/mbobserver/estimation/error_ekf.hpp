@@ -1,4 +1,4 @@
-// The error-state EKF of seed 003 3.3 and 4.5 on n observed independent coordinates:
+// The error-state EKF of Sinigaglia 2016 3.3 and 4.5 on n observed independent coordinates:
 //   errorEKF     e = [dz, dzd]         F = [I dt I; 0 I]                          (eq. (54))
 //   errorEKF-FE  e = [dz, dzd, da]     da: acceleration (force) error, a random walk; the
 //                velocity row carries the model's Jacobians dzdd/dz, dzdd/dzd (eq. (66)) when
@@ -88,7 +88,7 @@ class ErrorEkf {
   VectorXd e_, b_;
 };
 
-// Van Loan's method (seed 003 eqs. (121)-(123)): the discrete plant noise W_k of
+// Van Loan's method (Sinigaglia 2016 eqs. (121)-(123)): the discrete plant noise W_k of
 // x_dot = F x + G w, E[w w'] = Wc delta, over a step dt.
 MatrixXd van_loan(const MatrixXd& F, const MatrixXd& GWcGt, double dt);
 

@@ -1,4 +1,4 @@
-// The multibody observer of seed 003 (Fig. 11, 4.5): each step integrates the (wrong) model,
+// The multibody observer of Sinigaglia 2016 (Fig. 11, 4.5): each step integrates the (wrong) model,
 // predicts the error covariance, fuses the available scalar measurements against the model's
 // virtual measurements, and corrects the model (4.5.4). It works on any model the engine can
 // describe; which independent coordinates are observed is configurable (4.1.2).
@@ -20,7 +20,7 @@ namespace mbo::est {
 
 enum class Correction {
   position_problem,        // 4.5.4: add the errors to z, solve the position and velocity problems
-  velocity_approximation,  // seed 003 A.4.2 / eq. (59): dq = R dz, dqd = R dzd (no iteration)
+  velocity_approximation,  // Sinigaglia 2016 A.4.2 / eq. (59): dq = R dz, dqd = R dzd (no iteration)
 };
 
 // How errorEKF-FE turns its acceleration error into a generalised force (see correct()).

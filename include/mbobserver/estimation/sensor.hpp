@@ -1,7 +1,7 @@
-// What a sensor model is to the observer (seed 003 3.3, 4.2-4.4): a measurement function
+// What a sensor model is to the observer (Sinigaglia 2016 3.3, 4.2-4.4): a measurement function
 // h(q, qd, qdd) of the multibody state, one or more scalar rows, with its analytic gradients
 // with respect to q, qd and qdd. The filter turns them into a Jacobian row on the independent
-// coordinates with the chain rule through R (seed 003 eqs. (85), (106)-(108)):
+// coordinates with the chain rule through R (Sinigaglia 2016 eqs. (85), (106)-(108)):
 //   dh/dz = dh/dq R + dh/dqd Rdot,  dh/dzd = dh/dqd R,  dh/dzdd = dh/dqdd R.
 // One file per sensor kind under sensors/, in the manner of PX4 EKF2's aiding sources.
 #pragma once

@@ -1,4 +1,4 @@
-// The observer of seed 003 ch. 4 on the 3-D vehicle: the multibody model of models/vehicle
+// The observer of Sinigaglia 2016 ch. 4 on the 3-D vehicle: the multibody model of models/vehicle
 // corrected by errorEKF (or errorEKF-FE) from GNSS (position with lever arm, velocity, course),
 // a chassis IMU (three gyroscopes, three accelerometers) and four Hall wheel sensors, each at
 // its own rate (multirate: an absent sample is simply not fused). Robustness in the manner of
@@ -32,7 +32,7 @@ struct GnssConfig {
   double position_std = 0.02, velocity_std = 0.1;      // used when the receiver gives no sigma
   bool use_position = true, use_velocity = true, use_course = true, use_gst = true;
   bool use_altitude = true;  // the vertical row of the fix (leave out when z is not observed)
-  bool chassis_only = false;      // seed 003 eq. (89): correct the chassis position only
+  bool chassis_only = false;      // Sinigaglia 2016 eq. (89): correct the chassis position only
   double course_min_speed = 3.0;  // m/s; below it the course says nothing
   // rad, 1 sigma of the model's sideslip that turns course into heading: added to the course
   // row's variance (the model's sideslip error is in the heading it gives)

@@ -1,4 +1,4 @@
-// The three-simulation experiment (seed 003 3.3.4): truth model, wrong model open loop, and
+// The three-simulation experiment (Sinigaglia 2016 3.3.4): truth model, wrong model open loop, and
 // the wrong model corrected by the observer, stepped together; sensors sample the truth with
 // noise; the report scores observer and open-loop model against the truth.
 #pragma once
@@ -19,7 +19,7 @@ struct RunOptions {
   std::ostream* trace = nullptr;  // CSV of every step when not null
 };
 
-// One run; the report has the keys of INTERFACES.md "Report".
+// One run; the report has the keys of docs/interfaces.md "Report".
 nlohmann::json run_experiment(const Scenario& sc, const RunOptions& options);
 
 // Several runs: every number is the mean, and "min" / "max" hold the extremes; booleans are

@@ -1,4 +1,4 @@
-// A three-simulation experiment (INTERFACES.md "Scenario file"): a truth model, a wrong model
+// A three-simulation experiment (docs/interfaces.md "Scenario file"): a truth model, a wrong model
 // run open loop, and the wrong model corrected by the observer, with the sensors that link
 // truth and observer, the filter, and the quantities to score.
 #pragma once

@@ -24,7 +24,7 @@ struct GnssJump {
 };
 
 struct SensorSimConfig {
-  double lat0 = 43.4940, lon0 = -8.2470, alt0 = 50;  // ENU origin (seed 003 5.2: A Coruna)
+  double lat0 = 43.4940, lon0 = -8.2470, alt0 = 50;  // ENU origin (Sinigaglia 2016 5.2: A Coruna)
   // IMU
   double imu_rate_hz = 500, accel_std = 0.5, gyro_std = 0.0002;
   Eigen::Vector3d imu_position = Eigen::Vector3d::Zero();

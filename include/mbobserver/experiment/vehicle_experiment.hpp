@@ -1,7 +1,7 @@
 // Vehicle scenarios (scenarios/vehicle_*.json): a truth vehicle driven through a manoeuvre by
 // a closed-loop driver, the same vehicle with a friction error run open loop on the measured
 // inputs, and that wrong vehicle corrected by the VehicleObserver from the simulated sensors
-// (seed 003 ch. 5). The truth drive is shared with mbobserver-sim.
+// (Sinigaglia 2016 ch. 5). The truth drive is shared with mbobserver-sim.
 #pragma once
 
 #include <filesystem>

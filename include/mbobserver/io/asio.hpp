@@ -1,5 +1,5 @@
 // The one io header that includes Boost.Asio. Boost 1.74's Asio uses std::exchange without
-// including <utility>, which breaks under C++20 with GCC 12 (DEPENDENCIES.md): include it
+// including <utility>, which breaks under C++20 with GCC 12 (docs/dependencies.md): include it
 // first, here, and include Asio only through this header.
 #pragma once
 

@@ -65,7 +65,7 @@ class ModelBuilder {
   // P = base + s * dir: a point sliding on a line with distance coordinate s (strut, piston).
   void point_on_line(int point, const LinearVec& base, const LinearVec& dir, int s);
   // u, v, w = Rz(yaw) Ry(pitch) Rx(roll) applied to the ground axes: yaw, pitch and roll as
-  // coordinates of a triad (seed 003 4.2.4 explains why the observer needs yaw itself).
+  // coordinates of a triad (Sinigaglia 2016 4.2.4 explains why the observer needs yaw itself).
   void orientation_zyx(int u, int v, int w, int yaw, int pitch, int roll);
 
   // Bodies; returns its index.

@@ -1,7 +1,7 @@
 // Evaluation of the constraint library: Phi (eq. (7)), its Jacobian Phi_q, the bilinear form
 // of its second derivatives, and the time terms of rheonomic constraints. Phi_q_dot * qd of
 // the acceleration problem (eq. (11)) is hessian_product(qd, qd); Phi_q_dot * R is
-// hessian_product(qd, R_j) column by column (seed 003 eq. (107)).
+// hessian_product(qd, R_j) column by column (Sinigaglia 2016 eq. (107)).
 #pragma once
 
 #include <span>
@@ -38,7 +38,7 @@ void constraint_hessian_product(const Model& m, const VectorXd& x, const VectorX
 
 // The same for several b at once: out(i, c) = sum_jk d2Phi_i/dx_j dx_k a_j B(k, cols[c]) for
 // c < cols.size(), B over q (nq rows; constant slots count as zero). What depends on x and a
-// is evaluated once per constraint (Rdot, column by column, seed 003 eq. (107)).
+// is evaluated once per constraint (Rdot, column by column, Sinigaglia 2016 eq. (107)).
 void constraint_hessian_product_columns(const Model& m, const VectorXd& x, const VectorXd& a,
                                         const Eigen::MatrixXd& B, std::span<const int> cols, RowMatrix& out);
 

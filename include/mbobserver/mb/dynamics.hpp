@@ -1,7 +1,7 @@
 // One step of the index-3 augmented Lagrangian formulation with mass-damping-stiffness
 // orthogonal projections of velocities and accelerations, integrated with the implicit
-// trapezoidal rule (seed 003 eqs. (39)-(42), the corrector of eq. (19) as corrected in
-// seeds/README.md). The tangent matrix is sparse and symmetric; its pattern and ordering are
+// trapezoidal rule (Sinigaglia 2016 eqs. (39)-(42), with the corrector of eq. (19) as corrected in
+// docs/references.md). The tangent matrix is sparse and symmetric; its pattern and ordering are
 // fixed in the Workspace and it is refactorised numerically at each Newton iteration.
 #pragma once
 

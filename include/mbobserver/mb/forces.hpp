@@ -1,4 +1,4 @@
-// Generalised forces Q of the force elements (seed 003 eq. (29): Q = C_P^T F for a force at a
+// Generalised forces Q of the force elements (Sinigaglia 2016 eq. (29): Q = C_P^T F for a force at a
 // body point), with their stiffness K = -dQ/dq and damping C = -dQ/dqd, which enter the
 // tangent matrix of eq. (41) and the projections of eq. (42).
 #pragma once

@@ -1,4 +1,4 @@
-// The kinematic problems of seed 003 ch. 2.1.3 with the independent coordinates z held:
+// The kinematic problems of Sinigaglia 2016 ch. 2.1.3 with the independent coordinates z held:
 // position (eq. (9), Newton-Raphson), velocity (eq. (10)) and acceleration (eq. (11)), and the
 // R matrix (qd = R zd, eq. (59)) with its time derivative (eq. (107)). The dependent
 // coordinates are found from the normal equations Phi_qd' Phi_qd, whose pattern, ordering and

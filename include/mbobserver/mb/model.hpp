@@ -1,4 +1,4 @@
-// The immutable description of a multibody system in natural coordinates (seed 003 ch. 2.1):
+// The immutable description of a multibody system in natural coordinates (Sinigaglia 2016 ch. 2.1):
 // basic points, unit vectors and relative scalar coordinates (angles, distances), the
 // constraints that tie them, the bodies with their constant mass matrices, the force
 // elements, the named inputs and which coordinates are independent (z). Built once by
@@ -40,7 +40,7 @@ struct Entity {
 
 // One term of a vector that is linear in the coordinates: (a I + b [ez x]) E, where E is a
 // point or vector entity starting at x[slot]. The [ez x] part (b != 0) is the planar
-// perpendicular used by 2-point planar bodies (seed 003 eq. (31)); it is zero in 3-D models.
+// perpendicular used by 2-point planar bodies (Sinigaglia 2016 eq. (31)); it is zero in 3-D models.
 struct LinearTerm {
   int slot = 0;
   double a = 1;
@@ -85,7 +85,7 @@ struct CombinationConstraint {
 
 // cos(theta) (A x B).n - sin(theta) (A . B) = 0: theta is the angle from A to B about n.
 // One equation, well conditioned at every angle (its derivative in theta is -|A||B| at the
-// solution), so no switching between a sine and a cosine form as in seed 003 eq. (21).
+// solution), so no switching between a sine and a cosine form as in Sinigaglia 2016 eq. (21).
 // Planar models use n = ez.
 struct AngleConstraint {
   int theta_slot = 0;
@@ -115,7 +115,7 @@ struct Constraint {
 // A rigid body: every point of it is r = r0 + sum_k c_k e_k with constant local coordinates c,
 // where r0 is a basic point and e_k are linear vectors (unit vectors or point differences; in
 // 2-D the second is the perpendicular of the first). Its mass matrix in the coordinates of
-// those entities is therefore constant (seed 003 eq. (27)).
+// those entities is therefore constant (Sinigaglia 2016 eq. (27)).
 struct Body {
   std::string name;
   double mass = 0;
@@ -141,7 +141,7 @@ LinearVec body_direction(const Body& b, const Vector3d& local);
 // A point fixed on a body: r = sum_m (a_m I + b_m [ez x]) E_m (linear in the coordinates).
 using BodyPoint = LinearVec;
 
-// Piecewise-linear characteristic y(x) (seed 000 Table 5.5); extrapolated with the end slopes.
+// Piecewise-linear characteristic y(x) (Macchi 2010 Table 5.5); extrapolated with the end slopes.
 struct Table {
   std::vector<double> x, y;
   bool empty() const { return x.empty(); }

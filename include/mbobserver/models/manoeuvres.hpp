@@ -11,7 +11,7 @@
 //                          wheel at 90 % of the peak slip ratio)
 //   bump_crossing          straight at a held speed over the road's bumps
 //   coast_down             from a speed, no inputs
-//   seed003_straight       seed 003 Table 4: 100 N m on each wheel, 20 s, straight
+//   seed003_straight       Sinigaglia 2016 Table 4: 100 N m on each wheel, 20 s, straight
 //   seed003_circle         the same with the rack 0.01 m off centre (x the rack gain)
 #pragma once
 

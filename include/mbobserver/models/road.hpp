@@ -1,5 +1,5 @@
 // The road a vehicle drives on: a plane with grade and crossfall, cylindrical bumps laid
-// across it (seed 000 ch. 8.2.1: speed bumps of circular profile), and an optional height
+// across it (Macchi 2010 ch. 8.2.1: speed bumps of circular profile), and an optional height
 // grid added to the plane. The ground frame is East-North-Up (x east, y north, z up), gravity
 // along -z.
 //
@@ -7,7 +7,7 @@
 // C) is found per surface feature: the plane (with the grid's height and slope under the
 // wheel), and every bump within reach. Each feature gives its own contact point, normal and
 // penetration, so a wheel rolling onto a bump carries a second contact whose load grows from
-// zero while the first one unloads: the total force stays continuous (the seed's code switches
+// zero while the first one unloads: the total force stays continuous (the thesis's code switches
 // from the plane to the bump instead, which makes the force direction jump).
 #pragma once
 
@@ -22,7 +22,7 @@ namespace mbo::models {
 
 using Eigen::Vector3d;
 
-// A bump of circular cross-section (seed 000 eq. (8.10)) whose axis lies in the road plane,
+// A bump of circular cross-section (Macchi 2010 eq. (8.10)) whose axis lies in the road plane,
 // across the road (along the plane's y tangent). Given by where its crest is along x, how high
 // the crest stands above the road and how long its footprint is (chord); the cylinder radius
 // follows: r = (chord^2 / 4 + height^2) / (2 height).

@@ -1,5 +1,5 @@
 // Tyre: radial spring-damper on the road, Pacejka Magic Formula in the longitudinal and
-// lateral directions (seed 000 eqs. (5.19)-(5.23)) with the friction coefficient scaling the
+// lateral directions (Macchi 2010 eqs. (5.19)-(5.23)) with the friction coefficient scaling the
 // peak, combined slip, rolling resistance, a blend to a damped slip-velocity model at low speed,
 // and the wheel's brake. TyreForce is the engine's CustomForce for one wheel: it acts on the
 // wheel centre, its three unit vectors and its spin angle, and gives the engine the dominant

@@ -1,10 +1,10 @@
-// The 3-D vehicle as an engine model (seed 003 ch. 2.3 and 4.1.1, built with natural
+// The 3-D vehicle as an engine model (Sinigaglia 2016 ch. 2.3 and 4.1.1, built with natural
 // coordinates plus relative ones):
 //
 //   chassis   reference point P0 at the sprung mass's centre of gravity and the unit triad
 //             u, v, w (its x, y, z axes), tied to the yaw, pitch and roll coordinates by
 //             orientation constraints (u v w = Rz(yaw) Ry(pitch) Rx(roll)), so that an
-//             observer corrects yaw, pitch and roll directly (seed 003 4.2.4);
+//             observer corrects yaw, pitch and roll directly (Sinigaglia 2016 4.2.4);
 //   wheels    centre C on a strut: a line through a chassis point along a chassis-fixed axis,
 //             with the travel s (+ bump) as its distance coordinate; the wheel triad (axle a,
 //             radial r, s) as combinations of u, v, w with cos/sin factors of the steering
@@ -70,7 +70,7 @@ struct Vehicle {
   Eigen::Vector3d cg_vehicle = Eigen::Vector3d::Zero();  // whole-vehicle CG at design
 
   // A chassis point given in the vehicle frame, as a linear vector P0 + c_u u + c_v v + c_w w
-  // over q (resolved slots, usable in measurement models: seed 003 eq. (80)).
+  // over q (resolved slots, usable in measurement models: Sinigaglia 2016 eq. (80)).
   mb::LinearVec chassis_point(const Eigen::Vector3d& vehicle_frame) const;
   // The same point's local coordinates along u, v, w.
   Eigen::Vector3d chassis_local(const Eigen::Vector3d& vehicle_frame) const {

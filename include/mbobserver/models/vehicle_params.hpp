@@ -6,7 +6,7 @@
 //
 // Vehicle frame (ISO 8855): x forward, y left, z up, fixed to the chassis; z = 0 is the ground
 // at the design ride height; the origin along x and y is the file's choice (both shipped files
-// put it on the ground at the centre of the rear axle, like seed 000 ch. 5.2.1).
+// put it on the ground at the centre of the rear axle, like Macchi 2010 ch. 5.2.1).
 #pragma once
 
 #include <array>
@@ -66,7 +66,7 @@ struct VehicleParams {
   std::array<AxleParams, 2> axles;  // front, rear
   // Steering: road-wheel angle of the input -> left and right wheel angles.
   double ackermann = 1;              // 0 parallel steer, 1 full Ackermann
-  double rack_gain_rad_per_m = 0;    // road-wheel angle per rack travel (seed 003 Table 4)
+  double rack_gain_rad_per_m = 0;    // road-wheel angle per rack travel (Sinigaglia 2016 Table 4)
   double max_steer_rad = 0.6;
   // Aerodynamics
   double drag_coefficient = 0, frontal_area_m2 = 0, air_density_kg_per_m3 = 1.2;

@@ -23,7 +23,7 @@
 
 namespace mbo::runtime {
 
-// Everything the configuration file says (INTERFACES.md "Configuration").
+// Everything the configuration file says (docs/interfaces.md "Configuration").
 struct DaemonConfig {
   std::filesystem::path file;
   std::string log_level = "info";

@@ -1,4 +1,4 @@
-// `mbobserver.estimate/1` and `mbobserver.status/1` datagrams (INTERFACES.md "UDP/JSON
+// `mbobserver.estimate/1` and `mbobserver.status/1` datagrams (docs/interfaces.md "UDP/JSON
 // datagram"; docs/estimate.schema.json, docs/status.schema.json).
 //
 // Output is deterministic: numbers are std::to_chars shortest round-trip (locale-independent),

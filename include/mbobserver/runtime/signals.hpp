@@ -1,6 +1,6 @@
 // SIGTERM (systemctl stop) and SIGINT (Ctrl-C) become a stop request: the main loop lets the
 // estimator finish its step, sends a final status datagram and summary, and exits 0
-// (INTERFACES.md exit codes). Asio's signal_set runs the handler on the I/O thread, not in
+// (docs/interfaces.md exit codes). Asio's signal_set runs the handler on the I/O thread, not in
 // signal context, so it may log, post and touch any I/O-thread state.
 #pragma once
 

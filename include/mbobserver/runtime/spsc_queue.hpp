@@ -1,5 +1,5 @@
 // Bounded single-producer / single-consumer queue between the I/O and estimator threads
-// (ARCHITECTURE.md "Threads in the daemon"). A full queue drops the *new* element and counts
+// (docs/architecture.md "Threads in the daemon"). A full queue drops the *new* element and counts
 // it: the producer cannot discard the oldest element without becoming a second consumer.
 // Depth and high-water mark are readable from any thread (for the status datagram).
 #pragma once

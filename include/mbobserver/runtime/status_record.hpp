@@ -1,5 +1,5 @@
 // What the daemon reports about itself once a second in `mbobserver.status/1`
-// (INTERFACES.md; docs/status.schema.json). Plain data of fixed size: the I/O thread fills
+// (docs/interfaces.md; docs/status.schema.json). Plain data of fixed size: the I/O thread fills
 // one from the counters of every part (sources, queues, clock, publisher) and serialises it.
 #pragma once
 

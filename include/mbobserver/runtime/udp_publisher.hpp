@@ -1,7 +1,7 @@
-// The publisher on the I/O thread (ARCHITECTURE.md "Threads in the daemon"): takes every
+// The publisher on the I/O thread (docs/architecture.md "Threads in the daemon"): takes every
 // EstimateRecord the estimator hands over through the SPSC queue, measures the latencies, and
 // sends `mbobserver.estimate/1` datagrams at the configured rate and an `mbobserver.status/1`
-// datagram every status period (INTERFACES.md "UDP/JSON datagram").
+// datagram every status period (docs/interfaces.md "UDP/JSON datagram").
 //
 // A datagram the kernel refuses (no route, EACCES for a broadcast address, a full socket
 // buffer, ...) is counted and logged once per kind of error; publishing never throws after

@@ -1,5 +1,5 @@
 // The part of a vehicle model the chassis-mounted sensors read: the unit triad u, v, w of the
-// chassis (columns of its rotation matrix C, seed 003 eq. (111)) and body points as linear
+// chassis (columns of its rotation matrix C, Sinigaglia 2016 eq. (111)) and body points as linear
 // vectors (r = r_CH + x u + y v + z w, eq. (83)). Mounting rotation T: columns are the sensor's
 // axes in chassis axes (eqs. (103), (112)).
 #pragma once

@@ -1,4 +1,4 @@
-// GNSS aiding of a vehicle (seed 003 4.2): antenna position with its lever arm (eqs. (83)-(89)),
+// GNSS aiding of a vehicle (Sinigaglia 2016 4.2): antenna position with its lever arm (eqs. (83)-(89)),
 // antenna velocity from speed and course (eqs. (90)-(94)), and course over ground. The model's
 // global frame is the local East-North-Up frame of the fix's origin (eqs. (80)-(82); the
 // conversion is GeographicLib's LocalCartesian, done before the measurement reaches here).
@@ -9,7 +9,7 @@
 namespace mbo::est {
 
 // h = r_antenna = r_CH + C lever (3 rows: east, north, up). The full Jacobian includes the
-// lever-arm term through u, v, w; `chassis_only` reproduces the seed's choice (eq. (89)) of
+// lever-arm term through u, v, w; `chassis_only` reproduces the thesis's choice (eq. (89)) of
 // correcting the chassis position only.
 class GnssPositionSensor final : public Sensor {
  public:
@@ -38,7 +38,7 @@ class GnssVelocitySensor final : public Sensor {
   mb::LinearVec antenna_;
 };
 
-// Course over ground as a heading measurement (seed 003 4.2.4), without pretending that course
+// Course over ground as a heading measurement (Sinigaglia 2016 4.2.4), without pretending that course
 // and yaw are equal (eqs. (95)-(96)): h = atan2(v_N, v_E) of the model's antenna, that is the
 // model's yaw plus its own sideslip at the antenna, so the innovation compares like with like.
 // With `yaw_slot` given, the Jacobian row is that of the yaw alone (the sideslip taken from the

@@ -1,4 +1,4 @@
-// Inertial measurement unit on the chassis (seed 003 4.3): three gyroscopes (eqs. (101)-(109))
+// Inertial measurement unit on the chassis (Sinigaglia 2016 4.3): three gyroscopes (eqs. (101)-(109))
 // and a three-axis accelerometer (eqs. (110)-(118)), mounted at a chassis point with a
 // rotation T (columns: IMU axes in chassis axes).
 #pragma once
@@ -27,7 +27,7 @@ class GyroSensor final : public Sensor {
 class AccelerometerSensor final : public Sensor {
  public:
   // `attitude_jacobian` false: the row is taken to inform the accelerations only (errorEKF-FE),
-  // as seed 003 eq. (89) takes the GNSS fix to place the chassis and not to turn it; the
+  // as Sinigaglia 2016 eq. (89) takes the GNSS fix to place the chassis and not to turn it; the
   // measurement itself is unchanged.
   AccelerometerSensor(ChassisFrame f, mb::LinearVec point, const Eigen::Matrix3d& T, const Eigen::Vector3d& gravity,
                       const Eigen::Vector3d& bias, bool attitude_jacobian = true)

@@ -6,7 +6,7 @@
 
 namespace mbo::est {
 
-// h = q_i (an encoder on a joint angle or a linear encoder on a distance coordinate; seed 003
+// h = q_i (an encoder on a joint angle or a linear encoder on a distance coordinate; Sinigaglia 2016
 // eq. (56)). `angle` wraps its innovation.
 class EncoderSensor final : public Sensor {
  public:
@@ -34,7 +34,7 @@ class BodyAngleSensor final : public Sensor {
 };
 
 // h = (e x e_dot)_z / |e|^2: angular rate of a planar body whose basis vector is e
-// (the planar form of seed 003 eq. (101)).
+// (the planar form of Sinigaglia 2016 eq. (101)).
 class PlanarGyroSensor final : public Sensor {
  public:
   PlanarGyroSensor(mb::LinearVec e, double bias) : e_(std::move(e)), bias_(bias) {}
@@ -47,7 +47,7 @@ class PlanarGyroSensor final : public Sensor {
 };
 
 // h = n . (r_P_ddot - g): specific force along a sensing axis fixed on a planar body, at the
-// body point P (seed 003 eqs. (110)-(113) in two dimensions). n = (cos b e + sin b perp(e))/|e|.
+// body point P (Sinigaglia 2016 eqs. (110)-(113) in two dimensions). n = (cos b e + sin b perp(e))/|e|.
 class PlanarAccelerometerSensor final : public Sensor {
  public:
   PlanarAccelerometerSensor(mb::LinearVec point, mb::LinearVec e, double axis_angle, Eigen::Vector3d gravity)

@@ -1,4 +1,4 @@
-// Hall-effect wheel sensor (seed 003 4.4): a toothed disc (40 holes in the seed, 9 degrees
+// Hall-effect wheel sensor (Sinigaglia 2016 4.4): a toothed disc (40 holes in the thesis, 9 degrees
 // each) counted on the carrier, so it measures the wheel's spin angle relative to the carrier,
 // which is the model's spin coordinate (eqs. (119)-(120)). The counter's quantisation and
 // wrap-around are undone by HallUnwrapper before the measurement reaches the filter.
@@ -27,7 +27,7 @@ class WheelHallSensor final : public Sensor {
 // Turns a wrapping tooth counter into a continuous wheel angle. The model's spin angle is
 // defined with its zero at the counter's zero tooth, so a count n says the angle is in
 // [n, n + 1) teeth: the measurement is the middle of that interval, unbiased, with the
-// uniform quantisation error of one tooth (seed 003 4.4: 9 degrees for 40 holes). The first
+// uniform quantisation error of one tooth (Sinigaglia 2016 4.4: 9 degrees for 40 holes). The first
 // count picks the number of counter wraps that puts it nearest the model's angle; later counts
 // add their wrapped difference (a jump of more than half the counter's range between two
 // samples cannot be told from a wrap: it is taken as the shorter way round).
