@@ -68,7 +68,8 @@ void compare(benchmark::State& state, mb::Workspace& ws, const std::string& labe
     cs = micros_per_call(reps, [&] { simplicial.factorize(A); });
     cn = micros_per_call(reps, [&] { supernodal.factorize(A); });
   }
-  ok = ok && eigen.info() == Eigen::Success && simplicial.info() == Eigen::Success && supernodal.info() == Eigen::Success;
+  ok = ok && eigen.info() == Eigen::Success && simplicial.info() == Eigen::Success &&
+       supernodal.info() == Eigen::Success;
   if (!ok) state.SkipWithError("a factorisation failed");
   state.counters["n"] = T.size();
   state.counters["factor_nnz"] = T.factor_nonzeros();
@@ -80,7 +81,8 @@ void compare(benchmark::State& state, mb::Workspace& ws, const std::string& labe
 }
 
 void BM_TangentFactorisation_Vehicle(benchmark::State& state) {
-  const auto v = models::build_vehicle(models::load_vehicle_params(std::string(MBO_SOURCE_DIR) + "/config/vehicles/sedan.json"));
+  const auto v =
+      models::build_vehicle(models::load_vehicle_params(std::string(MBO_SOURCE_DIR) + "/config/vehicles/sedan.json"));
   mb::Workspace ws(v.model);
   models::VehicleStart start;
   start.speed = 20;

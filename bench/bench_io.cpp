@@ -5,8 +5,8 @@
 #include <benchmark/benchmark.h>
 
 #include <chrono>
-#include <ctime>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -142,8 +142,8 @@ void BM_DecodeVwMqb(benchmark::State& state) {
 BENCHMARK(BM_DecodeVwMqb);
 
 void BM_SignalMapToMeasurements(benchmark::State& state) {
-  static SignalMap map = SignalMap::from_config(mbo::JsonReader::from_file(
-      std::filesystem::path(MBO_SOURCE_DIR) / "config/can/vehicle_signals.json"));
+  static SignalMap map = SignalMap::from_config(
+      mbo::JsonReader::from_file(std::filesystem::path(MBO_SOURCE_DIR) / "config/can/vehicle_signals.json"));
   std::array<double, mbo::kChannelCount> v{};
   for (std::size_t c = 0; c < v.size(); ++c) v[c] = 0.1 * static_cast<double>(c);
   std::vector<CanFrame> frames;
@@ -171,8 +171,8 @@ void BM_PythonCanReadRateRatio(benchmark::State& state) {
   double ours = 0, theirs = 0;
   for (auto _ : state) {
     for (int k = 0; k < 3; ++k) ours = std::max(ours, read_file_rate(path));
-    std::string cmd = "/usr/bin/python3 '" + std::string(MBO_SOURCE_DIR) +
-                      "/tools/bench_python_can.py' '" + path.string() + "' --repeat 3";
+    std::string cmd = "/usr/bin/python3 '" + std::string(MBO_SOURCE_DIR) + "/tools/bench_python_can.py' '" +
+                      path.string() + "' --repeat 3";
     FILE* p = popen(cmd.c_str(), "r");
     std::string out;
     char buf[512];

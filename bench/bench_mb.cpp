@@ -77,7 +77,8 @@ void engine_step(benchmark::State& st, const std::function<std::unique_ptr<Engin
     }
   }
   report_percentiles(st, ns, allocs);
-  st.counters["newton_iters"] = static_cast<double>(iterations) / static_cast<double>(std::max<std::size_t>(ns.size(), 1));
+  st.counters["newton_iters"] =
+      static_cast<double>(iterations) / static_cast<double>(std::max<std::size_t>(ns.size(), 1));
   st.counters["nq"] = run->model.nq;
   st.counters["nc"] = run->model.nc;
 }
@@ -143,17 +144,12 @@ int steps_for(int n) { return n >= 64 ? 20000 : n >= 16 ? 50000 : 100000; }
 
 void register_all() {
   auto reg = [](const std::string& name, int steps, auto fn) {
-    benchmark::RegisterBenchmark(name.c_str(), fn)
-        ->UseManualTime()
-        ->Iterations(steps)
-        ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(name.c_str(), fn)->UseManualTime()->Iterations(steps)->Unit(benchmark::kMicrosecond);
   };
-  reg("mb_step/fourbar", 100000, [](benchmark::State& st) {
-    engine_step(st, [] { return mbo::peers::engine_fourbar(kModels, {}); });
-  });
-  reg("mb_step/slider_crank", 100000, [](benchmark::State& st) {
-    engine_step(st, [] { return mbo::peers::engine_slider_crank(kModels, {}); });
-  });
+  reg("mb_step/fourbar", 100000,
+      [](benchmark::State& st) { engine_step(st, [] { return mbo::peers::engine_fourbar(kModels, {}); }); });
+  reg("mb_step/slider_crank", 100000,
+      [](benchmark::State& st) { engine_step(st, [] { return mbo::peers::engine_slider_crank(kModels, {}); }); });
   for (int n : {1, 4, 16, 64})
     reg("mb_step/chain/" + std::to_string(n), steps_for(n), [n](benchmark::State& st) {
       engine_step(st, [n] { return mbo::peers::engine_chain(mbo::peers::ChainSpec{n}); });

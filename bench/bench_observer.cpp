@@ -72,7 +72,9 @@ void BM_VehicleObserverStep(benchmark::State& state) {
   }
   std::sort(wall.begin(), wall.end());
   std::sort(cpu.begin(), cpu.end());
-  auto pct = [](const std::vector<double>& v, double q) { return v[std::min(v.size() - 1, static_cast<std::size_t>(q * v.size()))]; };
+  auto pct = [](const std::vector<double>& v, double q) {
+    return v[std::min(v.size() - 1, static_cast<std::size_t>(q * v.size()))];
+  };
   state.counters["p50_us"] = pct(wall, 0.50);
   state.counters["p99_us"] = pct(wall, 0.99);
   state.counters["p99.9_us"] = pct(wall, 0.999);
@@ -101,7 +103,8 @@ void BM_FourbarObserverStep(benchmark::State& state) {
   };
   // the encoder samples of every step, from the truth (noise as the experiment adds it)
   std::vector<std::shared_ptr<const est::Sensor>> on_truth, on_model;
-  for (const auto& spec : sc.sensors) on_truth.push_back(exp::make_sensor(spec, sc.truth)), on_model.push_back(exp::make_sensor(spec, sc.model));
+  for (const auto& spec : sc.sensors)
+    on_truth.push_back(exp::make_sensor(spec, sc.truth)), on_model.push_back(exp::make_sensor(spec, sc.model));
   const long steps = std::lround(sc.duration / sc.dt);
   std::vector<std::vector<est::ScalarMeasurement>> samples(steps);
   std::vector<VectorXd> model_u(steps);

@@ -23,16 +23,33 @@ mbo::EstimateRecord realistic_estimate() {
   r.seq = 123456;
   r.t = 246.912;
   r.t_wall = 1700000246.912345;
-  for (double* v : {&r.x, &r.y, &r.z, &r.yaw, &r.pitch, &r.roll, &r.vx, &r.vy, &r.vz, &r.v_long,
-                    &r.v_lat, &r.yaw_rate, &r.sideslip_deg, &r.std_x, &r.std_y, &r.std_yaw,
-                    &r.std_vx, &r.std_vy, &r.std_sideslip_deg, &r.frame_to_step_us,
-                    &r.step_compute_us, &r.step_to_send_us})
+  for (double* v : {&r.x,
+                    &r.y,
+                    &r.z,
+                    &r.yaw,
+                    &r.pitch,
+                    &r.roll,
+                    &r.vx,
+                    &r.vy,
+                    &r.vz,
+                    &r.v_long,
+                    &r.v_lat,
+                    &r.yaw_rate,
+                    &r.sideslip_deg,
+                    &r.std_x,
+                    &r.std_y,
+                    &r.std_yaw,
+                    &r.std_vx,
+                    &r.std_vy,
+                    &r.std_sideslip_deg,
+                    &r.frame_to_step_us,
+                    &r.step_compute_us,
+                    &r.step_to_send_us})
     *v = u(rng);
-  for (auto* a : {&r.tyre_fx, &r.tyre_fy, &r.tyre_fz, &r.slip_ratio, &r.slip_angle_deg,
-                  &r.suspension_travel})
+  for (auto* a : {&r.tyre_fx, &r.tyre_fy, &r.tyre_fz, &r.slip_ratio, &r.slip_angle_deg, &r.suspension_travel})
     for (double& v : *a) v = u(rng);
-  for (auto& s : r.sensors) s = {.age_ms = u(rng) + 100, .fused = 1000, .rejected = 3,
-                                 .test_ratio = 0.3, .timed_out = false};
+  for (auto& s : r.sensors)
+    s = {.age_ms = u(rng) + 100, .fused = 1000, .rejected = 3, .test_ratio = 0.3, .timed_out = false};
   r.faults = mbo::kFaultGnssTimeout;
   return r;
 }

@@ -13,8 +13,8 @@
 namespace {
 
 bool same(const mbo::io::CanFrame& a, const mbo::io::CanFrame& b) {
-  return a.id == b.id && a.extended == b.extended && a.remote == b.remote && a.error == b.error &&
-         a.fd == b.fd && a.brs == b.brs && a.esi == b.esi && a.len == b.len &&
+  return a.id == b.id && a.extended == b.extended && a.remote == b.remote && a.error == b.error && a.fd == b.fd &&
+         a.brs == b.brs && a.esi == b.esi && a.len == b.len &&
          (a.remote || std::memcmp(a.data.data(), b.data.data(), a.len) == 0);
 }
 
@@ -32,8 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::string iface(rec.interface);
     std::string again = mbo::io::format_candump_line(rec.frame, iface);
     mbo::io::CandumpRecord back;
-    if (!mbo::io::parse_candump_line(again, back).empty() || !same(rec.frame, back.frame))
-      __builtin_trap();
+    if (!mbo::io::parse_candump_line(again, back).empty() || !same(rec.frame, back.frame)) __builtin_trap();
   }
   try {
     mbo::io::LogReader reader(text, "fuzz.log");

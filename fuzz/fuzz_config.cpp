@@ -17,7 +17,8 @@ std::filesystem::path g_file;
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  g_file = mbo::fuzz::scratch_folder("config", {{"vehicles", "config/vehicles"}, {"can", "config/can"}}) / "config.json";
+  g_file =
+      mbo::fuzz::scratch_folder("config", {{"vehicles", "config/vehicles"}, {"can", "config/can"}}) / "config.json";
   return 0;
 }
 
@@ -30,7 +31,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       for (auto& e : d) mbo::fuzz::keep_to(e, {"can/vehicle.dbc"});
     }
   });
-  std::ofstream(g_file, std::ios::binary | std::ios::trunc).write(text.data(), static_cast<std::streamsize>(text.size()));
+  std::ofstream(g_file, std::ios::binary | std::ios::trunc)
+      .write(text.data(), static_cast<std::streamsize>(text.size()));
   try {
     (void)mbo::runtime::load_daemon_config(g_file);
   } catch (const mbo::ConfigError&) {

@@ -33,10 +33,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (s.contains("model"))
         mbo::fuzz::keep_to(s["model"], {"../config/models/fourbar.json", "../config/models/slider_crank.json",
                                         "../config/models/double_pendulum.json", "../config/models/spinning_top.json"});
-      if (s.contains("vehicle")) mbo::fuzz::keep_to(s["vehicle"], {"../config/vehicles/sedan.json", "../config/vehicles/van.json"});
+      if (s.contains("vehicle"))
+        mbo::fuzz::keep_to(s["vehicle"], {"../config/vehicles/sedan.json", "../config/vehicles/van.json"});
     }
   });
-  std::ofstream(g_file, std::ios::binary | std::ios::trunc).write(text.data(), static_cast<std::streamsize>(text.size()));
+  std::ofstream(g_file, std::ios::binary | std::ios::trunc)
+      .write(text.data(), static_cast<std::streamsize>(text.size()));
   try {
     if (mbo::exp::is_vehicle_scenario(g_file))
       (void)mbo::exp::load_vehicle_scenario(g_file);

@@ -8,6 +8,9 @@ jobs=${MBO_JOBS:-$(nproc)}
 
 bash scripts/install-deps.sh
 
+echo "== code format (.clang-format)"
+bash scripts/check-format.sh
+
 echo "== release build and tests"
 bash scripts/build.sh release
 (cd build && ctest -j"$jobs" --output-on-failure --no-tests=error)

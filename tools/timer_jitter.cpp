@@ -15,7 +15,9 @@
 #include <vector>
 
 namespace {
-long ns_between(const timespec& a, const timespec& b) { return (b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec); }
+long ns_between(const timespec& a, const timespec& b) {
+  return (b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec);
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -56,8 +58,9 @@ int main(int argc, char** argv) {
   if (late_file) std::fclose(late_file);
   std::sort(late.begin(), late.end());
   auto pct = [&](double q) { return late[std::min(late.size() - 1, static_cast<std::size_t>(q * late.size()))] / 1e3; };
-  std::printf("platform timer (%s, %.0f s of 2 ms periods): wake-up lateness p50 %.1f us, p99.9 %.1f us, max %.1f us; "
-              "%ld wake-ups more than 2 ms late\n",
-              fifo ? "SCHED_FIFO 50" : "SCHED_OTHER", seconds, pct(0.5), pct(0.999), late.back() / 1e3, misses);
+  std::printf(
+      "platform timer (%s, %.0f s of 2 ms periods): wake-up lateness p50 %.1f us, p99.9 %.1f us, max %.1f us; "
+      "%ld wake-ups more than 2 ms late\n",
+      fifo ? "SCHED_FIFO 50" : "SCHED_OTHER", seconds, pct(0.5), pct(0.999), late.back() / 1e3, misses);
   return 0;
 }

@@ -58,8 +58,7 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& name) {
     std::string detail = colon == std::string::npos ? what : what.substr(colon + 2);
     auto syntax = detail.find("syntax error");
     if (syntax != std::string::npos) detail = detail.substr(syntax);
-    throw ConfigError(name + ":" + line_column(text, e.byte == 0 ? 0 : e.byte - 1) +
-                      ": not valid JSON: " + detail);
+    throw ConfigError(name + ":" + line_column(text, e.byte == 0 ? 0 : e.byte - 1) + ": not valid JSON: " + detail);
   } catch (const nlohmann::json::exception& e) {
     // A number beyond a double (out_of_range.406 "number overflow parsing '1e400'") has no
     // position of its own: the first place the literal appears is where it is.
@@ -83,8 +82,7 @@ nlohmann::json load_json_file(const std::filesystem::path& file) {
 }
 
 JsonReader::JsonReader(const nlohmann::json& value, std::string file, std::string pointer)
-    : JsonReader(nullptr, &value, std::make_shared<const std::string>(std::move(file)),
-                 std::move(pointer)) {}
+    : JsonReader(nullptr, &value, std::make_shared<const std::string>(std::move(file)), std::move(pointer)) {}
 
 JsonReader::JsonReader(std::shared_ptr<const nlohmann::json> doc, const nlohmann::json* value,
                        std::shared_ptr<const std::string> file, std::string pointer)
@@ -100,17 +98,11 @@ JsonReader JsonReader::from_file(const std::filesystem::path& file) {
   return JsonReader(std::move(doc), root, std::make_shared<const std::string>(file.string()), "");
 }
 
-std::string JsonReader::where() const {
-  return *file_ + ": " + (pointer_.empty() ? std::string("/") : pointer_);
-}
+std::string JsonReader::where() const { return *file_ + ": " + (pointer_.empty() ? std::string("/") : pointer_); }
 
-std::filesystem::path JsonReader::directory() const {
-  return std::filesystem::path(*file_).parent_path();
-}
+std::filesystem::path JsonReader::directory() const { return std::filesystem::path(*file_).parent_path(); }
 
-void JsonReader::fail(std::string_view message) const {
-  throw ConfigError(where() + ": " + std::string(message));
-}
+void JsonReader::fail(std::string_view message) const { throw ConfigError(where() + ": " + std::string(message)); }
 
 std::string JsonReader::type_name(const nlohmann::json& v) {
   if (v.is_number()) return "number";
@@ -174,8 +166,7 @@ std::vector<double> JsonReader::as_numbers(std::size_t n) const {
   std::vector<double> out;
   out.reserve(value_->size());
   for (std::size_t i = 0; i < value_->size(); ++i)
-    out.push_back(JsonReader(doc_, &(*value_)[i], file_, pointer_ + "/" + std::to_string(i))
-                      .as_number());
+    out.push_back(JsonReader(doc_, &(*value_)[i], file_, pointer_ + "/" + std::to_string(i)).as_number());
   return out;
 }
 
@@ -188,9 +179,7 @@ std::vector<JsonReader> JsonReader::items() const {
 }
 
 double JsonReader::number(std::string_view key) const { return at(key).as_number(); }
-double JsonReader::number(std::string_view key, double fallback) const {
-  return has(key) ? number(key) : fallback;
-}
+double JsonReader::number(std::string_view key, double fallback) const { return has(key) ? number(key) : fallback; }
 
 double JsonReader::positive(std::string_view key) const {
   auto r = at(key);
@@ -198,9 +187,7 @@ double JsonReader::positive(std::string_view key) const {
   if (!(v > 0)) r.fail("must be > 0, got " + format_number(v));
   return v;
 }
-double JsonReader::positive(std::string_view key, double fallback) const {
-  return has(key) ? positive(key) : fallback;
-}
+double JsonReader::positive(std::string_view key, double fallback) const { return has(key) ? positive(key) : fallback; }
 
 double JsonReader::non_negative(std::string_view key) const {
   auto r = at(key);
@@ -216,8 +203,7 @@ double JsonReader::number_in(std::string_view key, double lo, double hi) const {
   auto r = at(key);
   double v = r.as_number();
   if (!(v >= lo && v <= hi))
-    r.fail("must be in [" + format_number(lo) + ", " + format_number(hi) + "], got " +
-           format_number(v));
+    r.fail("must be in [" + format_number(lo) + ", " + format_number(hi) + "], got " + format_number(v));
   return v;
 }
 double JsonReader::number_in(std::string_view key, double lo, double hi, double fallback) const {
@@ -230,12 +216,10 @@ long long JsonReader::integer(std::string_view key, long long lo, long long hi) 
   if (!v.is_number_integer()) r.fail("expected an integer, got " + type_name(v));
   long long x = v.get<long long>();
   if (x < lo || x > hi)
-    r.fail("must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
-           std::to_string(x));
+    r.fail("must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + std::to_string(x));
   return x;
 }
-long long JsonReader::integer(std::string_view key, long long lo, long long hi,
-                              long long fallback) const {
+long long JsonReader::integer(std::string_view key, long long lo, long long hi, long long fallback) const {
   return has(key) ? integer(key, lo, hi) : fallback;
 }
 
@@ -244,17 +228,14 @@ bool JsonReader::boolean(std::string_view key) const {
   if (!r.json().is_boolean()) r.fail("expected true or false, got " + type_name(r.json()));
   return r.json().get<bool>();
 }
-bool JsonReader::boolean(std::string_view key, bool fallback) const {
-  return has(key) ? boolean(key) : fallback;
-}
+bool JsonReader::boolean(std::string_view key, bool fallback) const { return has(key) ? boolean(key) : fallback; }
 
 std::string JsonReader::string(std::string_view key) const { return at(key).as_string(); }
 std::string JsonReader::string(std::string_view key, std::string_view fallback) const {
   return has(key) ? string(key) : std::string(fallback);
 }
 
-std::string JsonReader::choice(std::string_view key,
-                               std::initializer_list<std::string_view> choices) const {
+std::string JsonReader::choice(std::string_view key, std::initializer_list<std::string_view> choices) const {
   auto r = at(key);
   std::string v = r.as_string();
   std::string list;
@@ -269,15 +250,12 @@ std::string JsonReader::choice(std::string_view key, std::initializer_list<std::
   return has(key) ? choice(key, choices) : std::string(fallback);
 }
 
-std::vector<double> JsonReader::numbers(std::string_view key, std::size_t n) const {
-  return at(key).as_numbers(n);
-}
+std::vector<double> JsonReader::numbers(std::string_view key, std::size_t n) const { return at(key).as_numbers(n); }
 
 void JsonReader::finish() const {
   if (!value_->is_object()) return;
   for (auto it = value_->begin(); it != value_->end(); ++it) {
-    if (!used_->count(it.key()))
-      child(it.key(), it.value()).fail("unknown key \"" + it.key() + "\"");
+    if (!used_->count(it.key())) child(it.key(), it.value()).fail("unknown key \"" + it.key() + "\"");
   }
 }
 

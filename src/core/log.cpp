@@ -12,8 +12,7 @@
 namespace mbo {
 
 spdlog::level::level_enum parse_log_level(std::string_view name) {
-  static constexpr std::string_view names[] = {"trace", "debug", "info", "warn",
-                                               "error", "critical", "off"};
+  static constexpr std::string_view names[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
   for (int i = 0; i < 7; ++i)
     if (name == names[i]) return static_cast<spdlog::level::level_enum>(i);
   throw ConfigError("unknown log level \"" + std::string(name) +
@@ -29,8 +28,7 @@ void setup_logging(std::string_view program, std::string_view level) {
     logger = std::make_shared<spdlog::logger>(std::string(program), sink);
     logger->set_pattern("%v");
   } else {
-    logger = std::make_shared<spdlog::logger>(std::string(program),
-                                              std::make_shared<spdlog::sinks::stderr_sink_mt>());
+    logger = std::make_shared<spdlog::logger>(std::string(program), std::make_shared<spdlog::sinks::stderr_sink_mt>());
     logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %n %l: %v");
   }
   logger->set_level(parse_log_level(level));

@@ -10,14 +10,12 @@
 namespace mbo {
 
 void add_common_options(CLI::App& app, CommonOptions& options) {
-  app.add_option("--log-level", options.log_level,
-                 "trace, debug, info, warn, error, critical or off")
+  app.add_option("--log-level", options.log_level, "trace, debug, info, warn, error, critical or off")
       ->capture_default_str();
   app.set_version_flag("--version", std::string(kVersion));
 }
 
-int run_program(CLI::App& app, int argc, char** argv, CommonOptions& options,
-                const std::function<int()>& body) {
+int run_program(CLI::App& app, int argc, char** argv, CommonOptions& options, const std::function<int()>& body) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -44,9 +44,12 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
   for (const auto& item : f.at("observe").items()) {
     std::string n = item.as_string();
     auto it = std::find_if(names.begin(), names.end(), [&](const auto& p) { return p.first == n; });
-    if (it == names.end()) item.fail("\"" + n + "\" is not an independent coordinate of the vehicle (x y z yaw pitch roll travel_fl.. spin_fl..)");
+    if (it == names.end())
+      item.fail("\"" + n +
+                "\" is not an independent coordinate of the vehicle (x y z yaw pitch roll travel_fl.. spin_fl..)");
     auto zi = std::find(vehicle.model.z.begin(), vehicle.model.z.end(), it->second) - vehicle.model.z.begin();
-    if (zi == static_cast<long>(vehicle.model.z.size())) item.fail("\"" + n + "\" is not independent in this vehicle model");
+    if (zi == static_cast<long>(vehicle.model.z.size()))
+      item.fail("\"" + n + "\" is not independent in this vehicle model");
     c.settings.observed.push_back(static_cast<int>(zi));
     observed.push_back(n);
   }
@@ -90,10 +93,10 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
   }
   fs.gate_sigma = f.non_negative("gate_sigma", 5);
   fs.max_variance = f.positive("max_variance", 1e8);
-  c.settings.correction = f.choice("correction", {"position_problem", "velocity_approximation"}, "position_problem") ==
-                                  "position_problem"
-                              ? Correction::position_problem
-                              : Correction::velocity_approximation;
+  c.settings.correction =
+      f.choice("correction", {"position_problem", "velocity_approximation"}, "position_problem") == "position_problem"
+          ? Correction::position_problem
+          : Correction::velocity_approximation;
   f.finish();
 
   if (auto g = sec.find("gnss")) {
@@ -131,9 +134,10 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
     if (auto p = m->find("position")) I.position = vec3(*p);
     if (auto r = m->find("rotation_deg")) {
       Eigen::Vector3d rpy = vec3(*r) * kDeg;
-      I.rotation = (Eigen::AngleAxisd(rpy[2], Eigen::Vector3d::UnitZ()) * Eigen::AngleAxisd(rpy[1], Eigen::Vector3d::UnitY()) *
-                    Eigen::AngleAxisd(rpy[0], Eigen::Vector3d::UnitX()))
-                       .toRotationMatrix();
+      I.rotation =
+          (Eigen::AngleAxisd(rpy[2], Eigen::Vector3d::UnitZ()) * Eigen::AngleAxisd(rpy[1], Eigen::Vector3d::UnitY()) *
+           Eigen::AngleAxisd(rpy[0], Eigen::Vector3d::UnitX()))
+              .toRotationMatrix();
     }
     I.accel_std = m->positive("accel_std", I.accel_std);
     I.gyro_std = m->positive("gyro_std", I.gyro_std);
@@ -195,8 +199,7 @@ VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle,
   mb::LinearVec antenna = v.chassis_point(cfg_.gnss.antenna);
   std::vector<std::shared_ptr<const Sensor>> sensors = {
       std::make_shared<GnssPositionSensor>(antenna, cfg_.gnss.chassis_only, origin, cfg_.gnss.latency_s),
-      std::make_shared<GnssVelocitySensor>(antenna),
-      std::make_shared<GnssCourseSensor>(antenna, v.yaw),
+      std::make_shared<GnssVelocitySensor>(antenna), std::make_shared<GnssCourseSensor>(antenna, v.yaw),
       std::make_shared<GyroSensor>(f, cfg_.imu.rotation, Eigen::Vector3d::Zero()),
       std::make_shared<AccelerometerSensor>(f, v.chassis_point(cfg_.imu.position), cfg_.imu.rotation, v.model.gravity,
                                             Eigen::Vector3d::Zero(), cfg_.imu.accel_attitude)};
@@ -283,8 +286,10 @@ void VehicleObserver::gather(double t) {
     last_input_t_ = ts;
   }
   for (int w = 0; w < 4; ++w) {
-    if (take(static_cast<Channel>(idx(Channel::drive_torque_fl) + w), t, v, ts)) inputs_.drive_torque[w] = v, last_input_t_ = ts;
-    if (take(static_cast<Channel>(idx(Channel::brake_pressure_fl) + w), t, v, ts)) inputs_.brake_pressure[w] = v, last_input_t_ = ts;
+    if (take(static_cast<Channel>(idx(Channel::drive_torque_fl) + w), t, v, ts))
+      inputs_.drive_torque[w] = v, last_input_t_ = ts;
+    if (take(static_cast<Channel>(idx(Channel::brake_pressure_fl) + w), t, v, ts))
+      inputs_.brake_pressure[w] = v, last_input_t_ = ts;
   }
 
   // GNSS
@@ -315,7 +320,8 @@ void VehicleObserver::gather(double t) {
       if (cfg_.gnss.use_position) {
         add(kGnssPos, 0, e, se * se, cfg_.gnss.gate_sigma, SensorKind::gnss_position);
         add(kGnssPos, 1, n, sn * sn, cfg_.gnss.gate_sigma, SensorKind::gnss_position);
-        if (has_alt && cfg_.gnss.use_altitude) add(kGnssPos, 2, u, su * su, cfg_.gnss.gate_sigma, SensorKind::gnss_position);
+        if (has_alt && cfg_.gnss.use_altitude)
+          add(kGnssPos, 2, u, su * su, cfg_.gnss.gate_sigma, SensorKind::gnss_position);
       }
     }
   }
@@ -325,7 +331,8 @@ void VehicleObserver::gather(double t) {
     last_sample_t_[idx(SensorKind::gnss_velocity)] = ts;
     const double s = v, var = cfg_.gnss.velocity_std * cfg_.gnss.velocity_std;
     if (cfg_.gnss.use_velocity && (have_course_ || s < 0.2)) {
-      const double ve = s < 0.2 ? 0.0 : s * std::sin(last_gnss_course_), vn = s < 0.2 ? 0.0 : s * std::cos(last_gnss_course_);
+      const double ve = s < 0.2 ? 0.0 : s * std::sin(last_gnss_course_),
+                   vn = s < 0.2 ? 0.0 : s * std::cos(last_gnss_course_);
       add(kGnssVel, 0, ve, var, cfg_.gnss.gate_sigma, SensorKind::gnss_velocity);
       add(kGnssVel, 1, vn, var, cfg_.gnss.gate_sigma, SensorKind::gnss_velocity);
     }
@@ -606,15 +613,17 @@ void VehicleObserver::fill_record(double t) {
   // A sensor the configuration fuses and that has stopped makes the outputs that lean on it
   // invalid; the position alone stays valid on its growing uncertainty (dead reckoning).
   auto lost = [&](SensorKind k, bool used) { return used && rec_.sensors[idx(k)].timed_out; };
-  const bool gnss_lost = lost(SensorKind::gnss_position, cfg_.gnss.use_position) || lost(SensorKind::gnss_velocity, cfg_.gnss.use_velocity);
+  const bool gnss_lost = lost(SensorKind::gnss_position, cfg_.gnss.use_position) ||
+                         lost(SensorKind::gnss_velocity, cfg_.gnss.use_velocity);
   const bool gyro_lost = lost(SensorKind::gyroscope, cfg_.imu.use_gyro);
   const bool wheels_lost = lost(SensorKind::wheel_hall, cfg_.wheels.use);
   rec_.validity.attitude = !lost(SensorKind::accelerometer, use_accel_);
   rec_.validity.heading = rec_.validity.heading && !gyro_lost;
-  rec_.validity.virtual_sensors = rec_.validity.velocity && rec_.validity.heading && !wheels_lost &&
-                                  !(rec_.faults & kFaultInputTimeout);
-  rec_.valid = !gnss_lost && rec_.validity.position && rec_.validity.heading && rec_.validity.velocity && rec_.validity.attitude &&
-               rec_.validity.virtual_sensors && !(rec_.faults & (kFaultDiverged | kFaultModelStepFailed));
+  rec_.validity.virtual_sensors =
+      rec_.validity.velocity && rec_.validity.heading && !wheels_lost && !(rec_.faults & kFaultInputTimeout);
+  rec_.valid = !gnss_lost && rec_.validity.position && rec_.validity.heading && rec_.validity.velocity &&
+               rec_.validity.attitude && rec_.validity.virtual_sensors &&
+               !(rec_.faults & (kFaultDiverged | kFaultModelStepFailed));
 }
 
 }  // namespace mbo::est

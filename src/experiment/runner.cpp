@@ -14,8 +14,8 @@
 namespace mbo::exp {
 namespace {
 
-using nlohmann::json;
 using Eigen::VectorXd;
+using nlohmann::json;
 
 double diff(double a, double b, bool angle) { return angle ? est::wrap_angle(a - b) : a - b; }
 
@@ -74,7 +74,8 @@ json run_experiment(const Scenario& sc, const RunOptions& opt) {
 
   if (opt.trace) {
     *opt.trace << "t";
-    for (const auto& q : sc.quantities) *opt.trace << "," << q.name << "_truth," << q.name << "_model," << q.name << "_observer";
+    for (const auto& q : sc.quantities)
+      *opt.trace << "," << q.name << "_truth," << q.name << "_model," << q.name << "_observer";
     for (const auto& zn : z_names(sc.model)) *opt.trace << "," << zn << "_truth," << zn << "_observer," << zn << "_std";
     // errorEKF-FE: the generalised force the model now carries, on each independent
     // coordinate (R' Q_correction).

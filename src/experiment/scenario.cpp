@@ -67,8 +67,7 @@ void register_mechanism_sensors() {
     if (m.dim != 2) s.params.fail("this accelerometer is a planar sensor (use imu_accel on a vehicle)");
     const auto& b = body_of(s.params.at("body"), m);
     mb::LinearVec p = mb::body_point(b, vec(s.params.at("at"), 2));
-    return std::make_shared<est::PlanarAccelerometerSensor>(p, b.basis[0], s.params.number("axis_angle", 0),
-                                                            m.gravity);
+    return std::make_shared<est::PlanarAccelerometerSensor>(p, b.basis[0], s.params.number("axis_angle", 0), m.gravity);
   });
 }
 
@@ -185,8 +184,10 @@ Scenario load_scenario(const std::filesystem::path& file) {
     if (auto m = in->find("model")) read_initial(*m, sc.model, sc.model_z0, sc.model_zd0);
     in->finish();
   }
-  if (sc.truth_z0.empty()) read_initial(JsonReader(nlohmann::json::object(), file.string()), sc.truth, sc.truth_z0, sc.truth_zd0);
-  if (sc.model_z0.empty()) read_initial(JsonReader(nlohmann::json::object(), file.string()), sc.model, sc.model_z0, sc.model_zd0);
+  if (sc.truth_z0.empty())
+    read_initial(JsonReader(nlohmann::json::object(), file.string()), sc.truth, sc.truth_z0, sc.truth_zd0);
+  if (sc.model_z0.empty())
+    read_initial(JsonReader(nlohmann::json::object(), file.string()), sc.model, sc.model_z0, sc.model_zd0);
   if (auto in = root.find("inputs")) {
     if (auto t = in->find("truth")) sc.truth_inputs = read_inputs(*t, sc.truth);
     if (auto m = in->find("model")) {
@@ -238,7 +239,8 @@ Scenario load_scenario(const std::filesystem::path& file) {
       observed.push_back(n);
     }
   } else {
-    for (std::size_t i = 0; i < zn.size(); ++i) sc.filter.observed.push_back(static_cast<int>(i)), observed.push_back(zn[i]);
+    for (std::size_t i = 0; i < zn.size(); ++i)
+      sc.filter.observed.push_back(static_cast<int>(i)), observed.push_back(zn[i]);
   }
   auto& fs = sc.filter.filter;
   std::vector<double> fe_accel_noise;

@@ -26,9 +26,10 @@ SensorSimConfig read_sensor_sim_config(const JsonReader& r) {
     if (auto p = i->find("position")) c.imu_position = vec3(*p);
     if (auto rr = i->find("rotation_deg")) {
       Eigen::Vector3d rpy = vec3(*rr) * kDeg;
-      c.imu_rotation = (Eigen::AngleAxisd(rpy[2], Eigen::Vector3d::UnitZ()) * Eigen::AngleAxisd(rpy[1], Eigen::Vector3d::UnitY()) *
-                        Eigen::AngleAxisd(rpy[0], Eigen::Vector3d::UnitX()))
-                           .toRotationMatrix();
+      c.imu_rotation =
+          (Eigen::AngleAxisd(rpy[2], Eigen::Vector3d::UnitZ()) * Eigen::AngleAxisd(rpy[1], Eigen::Vector3d::UnitY()) *
+           Eigen::AngleAxisd(rpy[0], Eigen::Vector3d::UnitX()))
+              .toRotationMatrix();
     }
     i->finish();
   }

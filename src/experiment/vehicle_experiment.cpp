@@ -29,8 +29,6 @@ std::shared_ptr<const models::Vehicle> load_vehicle(const JsonReader& r, double&
   return std::make_shared<const models::Vehicle>(models::build_vehicle(params));
 }
 
-
-
 // The quantities scored for a vehicle (docs/interfaces.md "Report"), from a model state and its
 // outputs. `speed_gate`: sideslip is only defined while moving.
 struct Named {
@@ -63,7 +61,8 @@ std::vector<Named> quantities() {
   for (int w = 0; w < 4; ++w) {
     std::string s = kW[w];
     q.push_back({"wheel_angle_" + s, false, [](auto& v, auto& st, auto&, int i) { return st.q[v.wheels[i].spin]; }, w});
-    q.push_back({"wheel_speed_" + s, false, [](auto& v, auto& st, auto&, int i) { return st.qd[v.wheels[i].spin]; }, w});
+    q.push_back(
+        {"wheel_speed_" + s, false, [](auto& v, auto& st, auto&, int i) { return st.qd[v.wheels[i].spin]; }, w});
     q.push_back({"tyre_fx_" + s, false, [](auto&, auto&, auto& o, int i) { return o.wheel[i].Fx; }, w});
     q.push_back({"tyre_fy_" + s, false, [](auto&, auto&, auto& o, int i) { return o.wheel[i].Fy; }, w});
     q.push_back({"tyre_fz_" + s, false, [](auto&, auto&, auto& o, int i) { return o.wheel[i].Fz; }, w});
@@ -167,7 +166,8 @@ json run_vehicle_experiment(const VehicleScenario& sc, const RunOptions& opt) {
       if (en.kind == mb::EntityKind::scalar && en.slot == zm[j]) zangle[j] = en.scalar_kind == mb::ScalarKind::angle;
   if (opt.trace) {
     *opt.trace << "t";
-    for (const auto& qq : q) *opt.trace << "," << qq.name << "_truth," << qq.name << "_model," << qq.name << "_observer";
+    for (const auto& qq : q)
+      *opt.trace << "," << qq.name << "_truth," << qq.name << "_model," << qq.name << "_observer";
     *opt.trace << ",valid,std_x,std_y,std_yaw,std_vx,std_vy,std_sideslip_deg\n";
   }
 
@@ -198,7 +198,8 @@ json run_vehicle_experiment(const VehicleScenario& sc, const RunOptions& opt) {
     dist += std::hypot(to.position.x() - prev_x, to.position.y() - prev_y);
     prev_x = to.position.x(), prev_y = to.position.y();
     if (obs.started()) {
-      err_t.emplace_back(t, std::hypot(obs.outputs().position.x() - to.position.x(), obs.outputs().position.y() - to.position.y()));
+      err_t.emplace_back(
+          t, std::hypot(obs.outputs().position.x() - to.position.x(), obs.outputs().position.y() - to.position.y()));
       dist_t.push_back(dist);
     }
     if (t + 1e-12 < sc.metrics_from || !obs.started() || !open.started()) continue;
@@ -220,7 +221,8 @@ json run_vehicle_experiment(const VehicleScenario& sc, const RunOptions& opt) {
     }
     for (int j = 0; j < n; ++j) {
       const int zi = zm[observed[j]];
-      e[j] = zangle[observed[j]] ? est::wrap_angle(truth.state().q[zi] - obs.state().q[zi]) : truth.state().q[zi] - obs.state().q[zi];
+      e[j] = zangle[observed[j]] ? est::wrap_angle(truth.state().q[zi] - obs.state().q[zi])
+                                 : truth.state().q[zi] - obs.state().q[zi];
       e[n + j] = truth.state().qd[zi] - obs.state().qd[zi];
     }
     nees_sum += est::nees(e, obs.observer().filter().covariance().topLeftCorner(2 * n, 2 * n));
@@ -270,8 +272,9 @@ json run_vehicle_experiment(const VehicleScenario& sc, const RunOptions& opt) {
     double mean = 0, ms = 0;
     for (double x : v) mean += x, ms += x * x;
     if (!v.empty()) mean /= v.size(), ms = std::sqrt(ms / v.size());
-    white[k] = {{"samples", w.samples}, {"max_deviation", w.max_deviation}, {"bound", w.bound}, {"white", w.white},
-                {"mean", mean}, {"rms", ms}};
+    white[k] = {{"samples", w.samples}, {"max_deviation", w.max_deviation},
+                {"bound", w.bound},     {"white", w.white},
+                {"mean", mean},         {"rms", ms}};
   }
   rep["consistency"]["innovation_whiteness"] = white;
   for (std::size_t k = 0; k < kSensorKindCount; ++k)
@@ -306,7 +309,8 @@ json run_vehicle_experiment(const VehicleScenario& sc, const RunOptions& opt) {
       if (err_t[i].first < b) continue;
       double s = 0;
       long k = 0;
-      for (std::size_t j = i; j < err_t.size() && err_t[j].first < err_t[i].first + 0.5; ++j) s += err_t[j].second * err_t[j].second, ++k;
+      for (std::size_t j = i; j < err_t.size() && err_t[j].first < err_t[i].first + 0.5; ++j)
+        s += err_t[j].second * err_t[j].second, ++k;
       if (k && std::sqrt(s / k) <= std::max(2 * pre, 0.05)) recovered = err_t[i].first - b;
     }
     const double driven = dist_b - dist_a;
@@ -322,9 +326,12 @@ json run_vehicle_experiment(const VehicleScenario& sc, const RunOptions& opt) {
     double max_err = 0;
     for (const auto& [t, err] : err_t)
       if (t >= j.from && t < j.to + 1) max_err = std::max(max_err, err);
-    rep["gnss_jumps"].push_back({{"from", j.from}, {"to", j.to}, {"size_m", std::hypot(j.east, j.north)},
-                                 {"max_position_error_m", max_err},
-                                 {"gnss_position_rejected", rejected[static_cast<std::size_t>(SensorKind::gnss_position)]}});
+    rep["gnss_jumps"].push_back(
+        {{"from", j.from},
+         {"to", j.to},
+         {"size_m", std::hypot(j.east, j.north)},
+         {"max_position_error_m", max_err},
+         {"gnss_position_rejected", rejected[static_cast<std::size_t>(SensorKind::gnss_position)]}});
   }
   return rep;
 }

@@ -7,7 +7,7 @@ namespace mbo::io {
 
 namespace {
 
-constexpr std::uint32_t kFlagEdl = 0x1000;    // BLF CAN_FD_MESSAGE_64: extended data length
+constexpr std::uint32_t kFlagEdl = 0x1000;  // BLF CAN_FD_MESSAGE_64: extended data length
 constexpr std::uint32_t kFlagRemote = 0x0010;  // remote frame
 
 inline bool blank(char c) { return c == ' ' || c == '\t'; }
@@ -115,8 +115,7 @@ inline bool fd_length(std::size_t n) {
 }  // namespace
 
 AscParser::Kind AscParser::parse_line(std::string_view line, CanFrame& out) {
-  while (!line.empty() && (line.back() == '\n' || line.back() == '\r' || blank(line.back())))
-    line.remove_suffix(1);
+  while (!line.empty() && (line.back() == '\n' || line.back() == '\r' || blank(line.back()))) line.remove_suffix(1);
   while (!line.empty() && blank(line.front())) line.remove_prefix(1);
   if (line.empty() || line.starts_with("//")) return Kind::skipped;
 
@@ -172,8 +171,7 @@ AscParser::Kind AscParser::parse_line(std::string_view line, CanFrame& out) {
   return parse_classic(second, tok.rest(), t, out);
 }
 
-AscParser::Kind AscParser::parse_classic(std::string_view channel, std::string_view rest,
-                                         double t, CanFrame& out) {
+AscParser::Kind AscParser::parse_classic(std::string_view channel, std::string_view rest, double t, CanFrame& out) {
   // rest: <id> <Rx|Tx> <d|r> [<dlc> <data>...] [Length = ... BitCount = ... ID = ...]
   Tokens tok(rest);
   std::string_view id = tok.next();
@@ -196,8 +194,7 @@ AscParser::Kind AscParser::parse_classic(std::string_view channel, std::string_v
     }
   } else if (kind == "d" || kind == "D") {
     unsigned dlc = 0;
-    if (!parse_uint(tok.next(), base, dlc) || dlc > 15)
-      return bad("dlc: not a classic CAN DLC (0..F)");
+    if (!parse_uint(tok.next(), base, dlc) || dlc > 15) return bad("dlc: not a classic CAN DLC (0..F)");
     const unsigned len = dlc > 8 ? 8 : dlc;  // classic DLC 9..15 carry 8 bytes
     for (unsigned i = 0; i < len; ++i)
       if (!parse_byte(tok.next(), base, f.data[i])) return bad("data: missing or invalid byte");
@@ -229,8 +226,7 @@ AscParser::Kind AscParser::parse_fd(std::string_view rest, double t, CanFrame& o
   std::string_view brs = tok.next();
   if (!all_digits(brs)) brs = tok.next();
   std::string_view esi = tok.next();
-  if ((brs != "0" && brs != "1") || (esi != "0" && esi != "1"))
-    return bad("BRS/ESI: expected 0 or 1");
+  if ((brs != "0" && brs != "1") || (esi != "0" && esi != "1")) return bad("BRS/ESI: expected 0 or 1");
   unsigned dlc = 0, data_length = 0;
   if (!parse_uint(tok.next(), 16, dlc) || dlc > 15) return bad("dlc: not a CAN FD DLC (0..F)");
   if (!parse_uint(tok.next(), 10, data_length) || data_length > 64 || !fd_length(data_length))

@@ -26,8 +26,8 @@ inline int nibble(char c) { return kNibble[static_cast<unsigned char>(c)]; }
 // SWAR digits (fast_float's is_made_of_eight_digits_fast / parse_eight_digits_unrolled):
 // eight ASCII digits in one little-endian word.
 inline bool eight_digits(std::uint64_t w) {
-  return ((w & 0xF0F0F0F0F0F0F0F0ull) |
-          (((w + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) == 0x3333333333333333ull;
+  return ((w & 0xF0F0F0F0F0F0F0F0ull) | (((w + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) ==
+         0x3333333333333333ull;
 }
 inline std::uint32_t eight_digits_value(std::uint64_t w) {
   w = (w & 0x0F0F0F0F0F0F0F0Full) * 2561 >> 8;
@@ -45,8 +45,8 @@ inline bool candump_time_us(const char* p, const char* end, std::uint64_t& us) {
   std::memcpy(&lo, p + 11, 8);  // six digits, ')' and the next byte: replace the last two by '0'
   lo = (lo & 0x0000FFFFFFFFFFFFull) | 0x3030000000000000ull;
   if (!eight_digits(hi) || !eight_digits(lo)) return false;
-  const std::uint64_t sec = std::uint64_t{eight_digits_value(hi)} * 100 +
-                            static_cast<std::uint64_t>((p[8] - '0') * 10 + (p[9] - '0'));
+  const std::uint64_t sec =
+      std::uint64_t{eight_digits_value(hi)} * 100 + static_cast<std::uint64_t>((p[8] - '0') * 10 + (p[9] - '0'));
   us = sec * 1'000'000 + eight_digits_value(lo) / 100;
   return true;
 }
@@ -85,9 +85,7 @@ bool parse_decimal(const char* b, const char* e, double& out) {
 inline bool blank(char c) { return c == ' ' || c == '\t'; }
 
 // The frame field ends at the end of the line or at a blank.
-[[gnu::always_inline]] inline bool field_end(const char* q, const char* end) {
-  return q >= end || blank(*q);
-}
+[[gnu::always_inline]] inline bool field_end(const char* q, const char* end) { return q >= end || blank(*q); }
 
 // CAN FD payload lengths (ISO 11898-1:2015 DLC table).
 inline bool fd_length(std::size_t n) {
@@ -236,8 +234,7 @@ std::string_view parse_candump_line(std::string_view line, CanFrame& fr, std::st
       if (d + 1 < end) {
         const int hi = nibble(d[0]), lo = nibble(d[1]);
         if ((hi | lo) >= 0) {
-          if (len == max_len)
-            return fr.fd ? "data: more than 64 bytes" : "data: more than 8 bytes in a classic frame";
+          if (len == max_len) return fr.fd ? "data: more than 64 bytes" : "data: more than 8 bytes in a classic frame";
           fr.data[len++] = static_cast<std::uint8_t>((hi << 4) | lo);
           d += 2;
           continue;

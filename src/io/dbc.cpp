@@ -36,22 +36,46 @@ constexpr std::uint32_t kExtendedFlag = 0x80000000u;
 constexpr std::uint32_t kIndependentSignalsId = 0xC0000000u;  // CANdb++'s pseudo message
 
 // Keywords that can start a statement; used to resynchronise after a statement we skip.
-constexpr std::string_view kKeywords[] = {
-    "VERSION",        "NS_",          "NS_DESC_",       "BS_",           "BU_",
-    "BO_",            "SG_",          "CM_",            "BA_DEF_",       "BA_DEF_DEF_",
-    "BA_",            "VAL_",         "VAL_TABLE_",     "SIG_VALTYPE_",  "SG_MUL_VAL_",
-    "EV_",            "ENVVAR_DATA_", "SGTYPE_",        "SGTYPE_VAL_",   "SIG_GROUP_",
-    "BO_TX_BU_",      "BA_DEF_REL_",  "BA_REL_",        "BA_DEF_DEF_REL_", "BU_SG_REL_",
-    "BU_EV_REL_",     "BU_BO_REL_",   "CAT_DEF_",       "CAT_",          "FILTER",
-    "BA_DEF_SGTYPE_", "BA_SGTYPE_",   "SIG_TYPE_REF_",  "SIGTYPE_VALTYPE_"};
+constexpr std::string_view kKeywords[] = {"VERSION",
+                                          "NS_",
+                                          "NS_DESC_",
+                                          "BS_",
+                                          "BU_",
+                                          "BO_",
+                                          "SG_",
+                                          "CM_",
+                                          "BA_DEF_",
+                                          "BA_DEF_DEF_",
+                                          "BA_",
+                                          "VAL_",
+                                          "VAL_TABLE_",
+                                          "SIG_VALTYPE_",
+                                          "SG_MUL_VAL_",
+                                          "EV_",
+                                          "ENVVAR_DATA_",
+                                          "SGTYPE_",
+                                          "SGTYPE_VAL_",
+                                          "SIG_GROUP_",
+                                          "BO_TX_BU_",
+                                          "BA_DEF_REL_",
+                                          "BA_REL_",
+                                          "BA_DEF_DEF_REL_",
+                                          "BU_SG_REL_",
+                                          "BU_EV_REL_",
+                                          "BU_BO_REL_",
+                                          "CAT_DEF_",
+                                          "CAT_",
+                                          "FILTER",
+                                          "BA_DEF_SGTYPE_",
+                                          "BA_SGTYPE_",
+                                          "SIG_TYPE_REF_",
+                                          "SIGTYPE_VALTYPE_"};
 
 // Statements that never affect decoding: skipped without a warning.
 constexpr std::string_view kIgnored[] = {
-    "NS_DESC_",   "VAL_TABLE_", "EV_",        "ENVVAR_DATA_",    "SGTYPE_",
-    "SGTYPE_VAL_", "SIG_GROUP_", "BO_TX_BU_", "BA_DEF_REL_",     "BA_REL_",
-    "BA_DEF_DEF_REL_", "BU_SG_REL_", "BU_EV_REL_", "BU_BO_REL_", "CAT_DEF_",
-    "CAT_",       "FILTER",     "BA_DEF_SGTYPE_", "BA_SGTYPE_", "SIG_TYPE_REF_",
-    "SIGTYPE_VALTYPE_"};
+    "NS_DESC_",  "VAL_TABLE_",  "EV_",     "ENVVAR_DATA_",    "SGTYPE_",    "SGTYPE_VAL_",   "SIG_GROUP_",
+    "BO_TX_BU_", "BA_DEF_REL_", "BA_REL_", "BA_DEF_DEF_REL_", "BU_SG_REL_", "BU_EV_REL_",    "BU_BO_REL_",
+    "CAT_DEF_",  "CAT_",        "FILTER",  "BA_DEF_SGTYPE_",  "BA_SGTYPE_", "SIG_TYPE_REF_", "SIGTYPE_VALTYPE_"};
 
 bool is_keyword(std::string_view w) {
   return std::find(std::begin(kKeywords), std::end(kKeywords), w) != std::end(kKeywords);
@@ -72,15 +96,14 @@ struct SoftError {
 struct AttrDef {
   std::string name;
   std::string object;  // "", "BU_", "BO_", "SG_", "EV_"
-  std::string type;    // INT, HEX, FLOAT, STRING, ENUM
+  std::string type;  // INT, HEX, FLOAT, STRING, ENUM
   std::vector<std::string> enums;
   std::optional<std::string> default_value;
 };
 
 class Parser {
  public:
-  Parser(std::string_view text, const std::string& name, Dbc& db)
-      : t_(text), name_(name), db_(db) {}
+  Parser(std::string_view text, const std::string& name, Dbc& db) : t_(text), name_(name), db_(db) {}
 
   void run() {
     while (true) {
@@ -138,8 +161,7 @@ class Parser {
   }
   bool at_eol() const { return at_end() || newline_at(p_) != 0; }
   void skip_blanks() {
-    while (!at_end() && newline_at(p_) == 0 &&
-           (t_[p_] == ' ' || t_[p_] == '\t' || t_[p_] == '\f' || t_[p_] == '\v'))
+    while (!at_end() && newline_at(p_) == 0 && (t_[p_] == ' ' || t_[p_] == '\t' || t_[p_] == '\f' || t_[p_] == '\v'))
       ++p_;
   }
   void skip_ws() {
@@ -192,8 +214,7 @@ class Parser {
     if (!s.empty() && s[0] == '+') s.remove_prefix(1);
     double v = 0;
     auto r = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (s.empty() || r.ec != std::errc() || r.ptr != s.data() + s.size() || !std::isfinite(v))
-      return std::nullopt;
+    if (s.empty() || r.ec != std::errc() || r.ptr != s.data() + s.size() || !std::isfinite(v)) return std::nullopt;
     return v;
   }
   std::optional<std::uint64_t> try_uint() {
@@ -402,8 +423,7 @@ class Parser {
     if (m.extended && (raw_id & 0x60000000u) != 0)
       fail("id " + std::to_string(raw_id) + " has bits 29/30 set besides the extended flag");
     if (!m.extended && m.id > 0x7FF)
-      fail("standard id " + std::to_string(m.id) +
-           " > 2047 (29-bit ids have bit 31 set: id + 2147483648)");
+      fail("standard id " + std::to_string(m.id) + " > 2047 (29-bit ids have bit 31 set: id + 2147483648)");
     m.name = std::string(name);
     m.size = static_cast<std::uint8_t>(*size);
     m.transmitter = std::string(tx);
@@ -411,8 +431,7 @@ class Parser {
     const std::uint32_t key = raw_id & (kExtendedFlag | 0x1FFFFFFFu);
     if (auto it = by_id_.find(key); it != by_id_.end())
       fail("message id " + std::to_string(raw_id) + " (" + m.name + ") already defined by " +
-           db_.messages[it->second].name + " on line " +
-           std::to_string(db_.messages[it->second].line));
+           db_.messages[it->second].name + " on line " + std::to_string(db_.messages[it->second].line));
     by_id_[key] = db_.messages.size();
     db_.messages.push_back(std::move(m));
     current_ = db_.messages.size() - 1;
@@ -447,8 +466,7 @@ class Parser {
           fail("bad multiplexer indicator \"" + std::string(mux) + "\" for " + s.name);
         s.mux_value = v;
       } else {
-        fail("bad multiplexer indicator \"" + std::string(mux) + "\" for " + s.name +
-             " (expected M, m<n> or m<n>M)");
+        fail("bad multiplexer indicator \"" + std::string(mux) + "\" for " + s.name + " (expected M, m<n> or m<n>M)");
       }
     }
     expect(':', "after the signal name", fail);
@@ -493,8 +511,7 @@ class Parser {
       s.receivers.emplace_back(r);
     }
     if (*start > 511) fail(s.name + ": start bit " + std::to_string(*start) + " > 511");
-    if (*length < 1 || *length > 64)
-      fail(s.name + ": length " + std::to_string(*length) + " not in 1..64");
+    if (*length < 1 || *length > 64) fail(s.name + ": length " + std::to_string(*length) + " not in 1..64");
     s.start_bit = static_cast<std::uint16_t>(*start);
     s.length = static_cast<std::uint16_t>(*length);
     s.byte_order = order == '1' ? ByteOrder::little_endian : ByteOrder::big_endian;
@@ -505,8 +522,7 @@ class Parser {
     s.maximum = *maximum;
     s.unit = std::move(*unit);
     auto& msg = db_.messages[current_];
-    if (msg.find_signal(s.name))
-      fail("signal " + s.name + " defined twice in message " + msg.name);
+    if (msg.find_signal(s.name)) fail("signal " + s.name + " defined twice in message " + msg.name);
     msg.signals.push_back(std::move(s));
   }
 
@@ -682,8 +698,7 @@ class Parser {
       if (at_end()) throw SoftError{"expected ';'"};
       // Some writers print values as "1.0"; take the integer part when it is exact.
       auto v = try_double();
-      if (!v || *v != std::floor(*v) || std::fabs(*v) > 9.2e18)
-        throw SoftError{"expected an integer value"};
+      if (!v || *v != std::floor(*v) || std::fabs(*v) > 9.2e18) throw SoftError{"expected an integer value"};
       skip_ws();
       auto text = try_string();
       if (!text) throw SoftError{"expected the value's text"};
@@ -720,8 +735,7 @@ class Parser {
       warn("SIG_VALTYPE_: no signal " + sig + " in message id " + std::to_string(*id));
       return;
     }
-    s->value_type = *type == 0 ? ValueType::integer
-                               : (*type == 1 ? ValueType::float32 : ValueType::float64);
+    s->value_type = *type == 0 ? ValueType::integer : (*type == 1 ? ValueType::float32 : ValueType::float64);
   }
 
   void parse_mux_values() {
@@ -766,8 +780,7 @@ class Parser {
   }
 
   // ---- after the last statement
-  std::optional<std::string> attribute_of(const std::vector<DbcAttribute>& attrs,
-                                          std::string_view name) {
+  std::optional<std::string> attribute_of(const std::vector<DbcAttribute>& attrs, std::string_view name) {
     for (const auto& a : attrs)
       if (a.name == name) return a.value;
     if (const AttrDef* d = attr_def(name)) return d->default_value;
@@ -776,8 +789,7 @@ class Parser {
 
   void finish() {
     for (auto& m : db_.messages) {
-      if (auto fmt = attribute_of(m.attributes, "VFrameFormat"))
-        m.fd = fmt->find("FD") != std::string::npos;
+      if (auto fmt = attribute_of(m.attributes, "VFrameFormat")) m.fd = fmt->find("FD") != std::string::npos;
       if (m.size > 8) m.fd = true;
       if (auto ct = attribute_of(m.attributes, "GenMsgCycleTime")) {
         double ms = 0;
@@ -807,14 +819,11 @@ class Parser {
       }
       if (end_bit > 512)
         error_at(s.line, m.name + "." + s.name + ": does not fit in 64 bytes (start bit " +
-                             std::to_string(s.start_bit) + ", length " +
-                             std::to_string(s.length) + ")");
+                             std::to_string(s.start_bit) + ", length " + std::to_string(s.length) + ")");
       if (end_bit > std::size_t{m.size} * 8u)
         db_.warnings.push_back({s.line, m.name + "." + s.name + ": extends past the message's " +
-                                            std::to_string(m.size) +
-                                            " bytes; decoded only from longer frames"});
-      if (s.factor == 0)
-        db_.warnings.push_back({s.line, m.name + "." + s.name + ": factor 0 (cannot be encoded)"});
+                                            std::to_string(m.size) + " bytes; decoded only from longer frames"});
+      if (s.factor == 0) db_.warnings.push_back({s.line, m.name + "." + s.name + ": factor 0 (cannot be encoded)"});
     }
   }
 
@@ -827,29 +836,24 @@ class Parser {
       if (!s.mux_value && s.multiplexor.empty()) continue;
       if (s.multiplexor.empty()) {
         if (top.size() != 1)
-          error_at(s.line, m.name + "." + s.name + ": multiplexed (m" +
-                               std::to_string(*s.mux_value) + ") but the message has " +
-                               std::to_string(top.size()) +
+          error_at(s.line, m.name + "." + s.name + ": multiplexed (m" + std::to_string(*s.mux_value) +
+                               ") but the message has " + std::to_string(top.size()) +
                                " top-level multiplexors (M) and no SG_MUL_VAL_ for it");
         s.multiplexor = top.front()->name;
       }
       if (s.mux_ranges.empty()) {
-        if (!s.mux_value)
-          error_at(s.line, m.name + "." + s.name + ": SG_MUL_VAL_ without ranges");
+        if (!s.mux_value) error_at(s.line, m.name + "." + s.name + ": SG_MUL_VAL_ without ranges");
         s.mux_ranges.push_back({*s.mux_value, *s.mux_value});
       }
-      if (s.multiplexor == s.name)
-        error_at(s.line, m.name + "." + s.name + ": multiplexed by itself");
+      if (s.multiplexor == s.name) error_at(s.line, m.name + "." + s.name + ": multiplexed by itself");
     }
     for (auto& s : m.signals) {
       if (s.multiplexor.empty()) continue;
       DbcSignal* sw = mutable_signal(m, s.multiplexor);
       if (!sw)
-        error_at(s.line, m.name + "." + s.name + ": multiplexor " + s.multiplexor +
-                             " is not a signal of the message");
+        error_at(s.line, m.name + "." + s.name + ": multiplexor " + s.multiplexor + " is not a signal of the message");
       if (sw->value_type != ValueType::integer)
-        error_at(s.line, m.name + "." + s.name + ": multiplexor " + s.multiplexor +
-                             " is a float signal");
+        error_at(s.line, m.name + "." + s.name + ": multiplexor " + s.multiplexor + " is a float signal");
       sw->is_multiplexor = true;
     }
     // No cycles: every chain of switches must end within signals.size() steps.
@@ -858,8 +862,7 @@ class Parser {
       std::size_t steps = 0;
       while (!cur->multiplexor.empty()) {
         cur = m.find_signal(cur->multiplexor);
-        if (++steps > m.signals.size())
-          error_at(s.line, m.name + "." + s.name + ": multiplexors form a cycle");
+        if (++steps > m.signals.size()) error_at(s.line, m.name + "." + s.name + ": multiplexors form a cycle");
       }
     }
   }
@@ -900,12 +903,11 @@ Dbc merge_dbcs(std::vector<Dbc> parts) {
     Dbc& p = parts[i];
     for (auto& m : p.messages) {
       if (const DbcMessage* d = out.find(m.id, m.extended))
-        throw DbcError(p.file + ":" + std::to_string(m.line) + ": message id " +
-                       std::to_string(m.id) + " (" + m.name + ") already defined as " + d->name +
-                       " in " + out.file);
+        throw DbcError(p.file + ":" + std::to_string(m.line) + ": message id " + std::to_string(m.id) + " (" + m.name +
+                       ") already defined as " + d->name + " in " + out.file);
       if (const DbcMessage* d = out.find(m.name))
-        throw DbcError(p.file + ":" + std::to_string(m.line) + ": message name " + m.name +
-                       " already defined (id " + std::to_string(d->id) + ") in " + out.file);
+        throw DbcError(p.file + ":" + std::to_string(m.line) + ": message name " + m.name + " already defined (id " +
+                       std::to_string(d->id) + ") in " + out.file);
       out.messages.push_back(std::move(m));
     }
     for (auto& w : p.warnings) out.warnings.push_back({w.line, p.file + ": " + w.message});

@@ -10,8 +10,7 @@ namespace mbo::io {
 
 namespace {
 
-static_assert(std::endian::native == std::endian::little,
-              "the decoder's 8-byte loads assume a little-endian host");
+static_assert(std::endian::native == std::endian::little, "the decoder's 8-byte loads assume a little-endian host");
 
 inline std::uint64_t load_le64(const std::uint8_t* p) {
   std::uint64_t v;
@@ -31,8 +30,7 @@ inline std::uint64_t extract(const SignalLayout& l, const std::uint8_t* p) {
     v = (load_be64(p + l.first_byte) << l.shift) >> (64 - l.length);
   } else {
     // 72-bit window: the signal starts `shift` bits below its top.
-    unsigned __int128 x = (static_cast<unsigned __int128>(load_be64(p + l.first_byte)) << 8) |
-                          p[l.first_byte + 8];
+    unsigned __int128 x = (static_cast<unsigned __int128>(load_be64(p + l.first_byte)) << 8) | p[l.first_byte + 8];
     v = static_cast<std::uint64_t>(x >> (72 - l.shift - l.length));
   }
   return v & l.mask;
@@ -60,15 +58,13 @@ inline double physical(const SignalLayout& l, std::uint64_t raw) {
     case ValueType::integer:
       break;
   }
-  const double r = l.is_signed ? static_cast<double>(static_cast<std::int64_t>(raw))
-                               : static_cast<double>(raw);
+  const double r = l.is_signed ? static_cast<double>(static_cast<std::int64_t>(raw)) : static_cast<double>(raw);
   return r * l.factor + l.offset;
 }
 
 }  // namespace
 
-PaddedPayload::PaddedPayload(std::span<const std::uint8_t> data)
-    : len(std::min<std::size_t>(data.size(), 64)) {
+PaddedPayload::PaddedPayload(std::span<const std::uint8_t> data) : len(std::min<std::size_t>(data.size(), 64)) {
   if (len > 0) std::memcpy(bytes.data(), data.data(), len);  // data() may be null when empty
 }
 
@@ -134,13 +130,11 @@ bool MessageCodec::decode(std::size_t signal, const PaddedPayload& data, Decoded
   return true;
 }
 
-bool MessageCodec::decode(std::size_t signal, std::span<const std::uint8_t> data,
-                          DecodedSignal& out) const {
+bool MessageCodec::decode(std::size_t signal, std::span<const std::uint8_t> data, DecodedSignal& out) const {
   return decode(signal, PaddedPayload(data), out);
 }
 
-std::size_t MessageCodec::decode_all(std::span<const std::uint8_t> data,
-                                     std::span<DecodedSignal> out) const {
+std::size_t MessageCodec::decode_all(std::span<const std::uint8_t> data, std::span<DecodedSignal> out) const {
   const PaddedPayload padded(data);
   std::size_t n = 0;
   for (std::size_t i = 0; i < layouts_.size() && n < out.size(); ++i)
@@ -158,8 +152,7 @@ double MessageCodec::raw_max(std::size_t signal) const {
   return l.is_signed ? std::ldexp(1.0, l.length - 1) - 1 : std::ldexp(1.0, l.length) - 1;
 }
 
-EncodeStatus MessageCodec::encode_raw(std::size_t signal, std::uint64_t raw,
-                                      std::span<std::uint8_t> data) const {
+EncodeStatus MessageCodec::encode_raw(std::size_t signal, std::uint64_t raw, std::span<std::uint8_t> data) const {
   const SignalLayout& l = layouts_[signal];
   if (l.end_byte > data.size()) return EncodeStatus::no_room;
   const DbcSignal& s = message_->signals[signal];
@@ -187,8 +180,7 @@ EncodeStatus MessageCodec::encode_raw(std::size_t signal, std::uint64_t raw,
   return EncodeStatus::ok;
 }
 
-EncodeStatus MessageCodec::encode(std::size_t signal, double value,
-                                  std::span<std::uint8_t> data) const {
+EncodeStatus MessageCodec::encode(std::size_t signal, double value, std::span<std::uint8_t> data) const {
   const SignalLayout& l = layouts_[signal];
   if (l.end_byte > data.size()) return EncodeStatus::no_room;
   if (l.factor == 0) return EncodeStatus::bad_factor;
@@ -210,8 +202,8 @@ EncodeStatus MessageCodec::encode(std::size_t signal, double value,
   EncodeStatus status = EncodeStatus::ok;
   if (l.is_signed) {
     const double half = std::ldexp(1.0, l.length - 1);  // exact power of two
-    const std::int64_t hi = l.length >= 64 ? std::numeric_limits<std::int64_t>::max()
-                                           : (std::int64_t{1} << (l.length - 1)) - 1;
+    const std::int64_t hi =
+        l.length >= 64 ? std::numeric_limits<std::int64_t>::max() : (std::int64_t{1} << (l.length - 1)) - 1;
     if (r < -half) {
       raw = static_cast<std::uint64_t>(-hi - 1);
       status = EncodeStatus::clamped;
@@ -248,8 +240,7 @@ void MessageCodec::select(std::size_t signal, std::span<std::uint8_t> data) cons
   }
 }
 
-DbcCodec::DbcCodec(Dbc dbc)
-    : dbc_(std::make_unique<Dbc>(std::move(dbc))), standard_index_(2048, 0) {
+DbcCodec::DbcCodec(Dbc dbc) : dbc_(std::make_unique<Dbc>(std::move(dbc))), standard_index_(2048, 0) {
   messages_.reserve(dbc_->messages.size());
   for (std::size_t i = 0; i < dbc_->messages.size(); ++i) {
     const DbcMessage& m = dbc_->messages[i];
@@ -269,8 +260,8 @@ const MessageCodec* DbcCodec::find(std::uint32_t id, bool extended) const {
     const std::uint16_t k = standard_index_[id];
     return k ? &messages_[k - 1u] : nullptr;
   }
-  auto it = std::lower_bound(extended_index_.begin(), extended_index_.end(),
-                             std::pair<std::uint32_t, std::uint32_t>{id, 0});
+  auto it =
+      std::lower_bound(extended_index_.begin(), extended_index_.end(), std::pair<std::uint32_t, std::uint32_t>{id, 0});
   if (it == extended_index_.end() || it->first != id) return nullptr;
   return &messages_[it->second];
 }

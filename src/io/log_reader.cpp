@@ -28,9 +28,8 @@ bool looks_like_asc(std::string_view l) {
       if ((l[i] | 0x20) != (p[i] | 0x20)) return false;
     return true;
   };
-  return starts("date ") || starts("base ") || starts("// version") ||
-         starts("begin triggerblock") || starts("internal events logged") ||
-         starts("no internal events logged");
+  return starts("date ") || starts("base ") || starts("// version") || starts("begin triggerblock") ||
+         starts("internal events logged") || starts("no internal events logged");
 }
 
 }  // namespace
@@ -67,8 +66,7 @@ void LogReader::sniff() {
   bool decided = false;
   for (int n = 0; n < 64 && next_line(line, too_long); ++n) {
     std::string_view l = line;
-    while (!l.empty() && (l.front() == ' ' || l.front() == '\t' || l.front() == '\r'))
-      l.remove_prefix(1);
+    while (!l.empty() && (l.front() == ' ' || l.front() == '\t' || l.front() == '\r')) l.remove_prefix(1);
     if (l.empty() || too_long) continue;
     CandumpRecord rec;
     if (l.front() == '(' && parse_candump_line(l, rec).empty()) {

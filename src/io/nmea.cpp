@@ -77,8 +77,7 @@ bool opt_time(std::string_view s, std::optional<double>& out) {
 
 // (d)ddmm.mmmm + hemisphere -> signed degrees. Degrees and minutes are read as separate
 // numbers from the text so no precision is lost splitting them.
-bool opt_coordinate(std::string_view v, std::string_view hemi, bool latitude,
-                    std::optional<double>& out) {
+bool opt_coordinate(std::string_view v, std::string_view hemi, bool latitude, std::optional<double>& out) {
   out.reset();
   if (v.empty() && hemi.empty()) return true;
   if (v.empty() || hemi.size() != 1) return false;
@@ -122,8 +121,7 @@ NmeaResult parse_gga(const Fields& f, NmeaGga& g) {
   if (f.n < 6) return reject("GGA: fewer than 6 fields");
   if (!opt_time(f[0], g.time_s)) return reject("GGA time: not hhmmss.ss");
   if (!opt_coordinate(f[1], f[2], true, g.lat_deg)) return reject("GGA latitude: not ddmm.mm,N|S");
-  if (!opt_coordinate(f[3], f[4], false, g.lon_deg))
-    return reject("GGA longitude: not dddmm.mm,E|W");
+  if (!opt_coordinate(f[3], f[4], false, g.lon_deg)) return reject("GGA longitude: not dddmm.mm,E|W");
   std::optional<int> q;
   if (!opt_int(f[5], q) || !q || *q > 9) return reject("GGA quality: not a digit 0..9");
   g.quality = *q;
@@ -142,14 +140,12 @@ NmeaResult parse_rmc(const Fields& f, NmeaRmc& r) {
   if (f[1] != "A" && f[1] != "V") return reject("RMC status: not A or V");
   r.valid = f[1] == "A";
   if (!opt_coordinate(f[2], f[3], true, r.lat_deg)) return reject("RMC latitude: not ddmm.mm,N|S");
-  if (!opt_coordinate(f[4], f[5], false, r.lon_deg))
-    return reject("RMC longitude: not dddmm.mm,E|W");
+  if (!opt_coordinate(f[4], f[5], false, r.lon_deg)) return reject("RMC longitude: not dddmm.mm,E|W");
   std::optional<double> knots;
   if (!opt_number(f[6], knots) || (knots && *knots < 0)) return reject("RMC speed: not a number");
   if (knots) r.speed_mps = *knots * kKnot;
   if (!opt_number(f[7], r.course_deg)) return reject("RMC course: not a number");
-  if (!opt_int(f[8], r.date_ddmmyy) || (!f[8].empty() && f[8].size() != 6))
-    return reject("RMC date: not ddmmyy");
+  if (!opt_int(f[8], r.date_ddmmyy) || (!f[8].empty() && f[8].size() != 6)) return reject("RMC date: not ddmmyy");
   std::optional<double> var;
   if (!opt_number(f[9], var)) return reject("RMC variation: not a number");
   if (var) {
@@ -163,8 +159,8 @@ NmeaResult parse_rmc(const Fields& f, NmeaRmc& r) {
 NmeaResult parse_vtg(const Fields& f, NmeaVtg& v) {
   std::optional<double> knots, kmh;
   if (f.n == 4) {  // NMEA before 2.0: course true, course magnetic, knots, km/h
-    if (!opt_number(f[0], v.course_true_deg) || !opt_number(f[1], v.course_magnetic_deg) ||
-        !opt_number(f[2], knots) || !opt_number(f[3], kmh))
+    if (!opt_number(f[0], v.course_true_deg) || !opt_number(f[1], v.course_magnetic_deg) || !opt_number(f[2], knots) ||
+        !opt_number(f[3], kmh))
       return reject("VTG: not a number");
   } else if (f.n >= 8) {
     auto unit_ok = [&](std::size_t i, std::string_view u) { return f[i].empty() || f[i] == u; };
@@ -285,8 +281,7 @@ std::size_t nmea_measurements(const NmeaSentence& s, double t, const NmeaChannel
     if (g->quality != 0 && g->lat_deg && g->lon_deg) {
       put(Channel::gnss_lat, *g->lat_deg);
       put(Channel::gnss_lon, *g->lon_deg);
-      if (g->alt_msl_m && g->geoid_separation_m)
-        put(Channel::gnss_alt, *g->alt_msl_m + *g->geoid_separation_m);
+      if (g->alt_msl_m && g->geoid_separation_m) put(Channel::gnss_alt, *g->alt_msl_m + *g->geoid_separation_m);
     }
     put(Channel::gnss_fix_quality, g->quality);
   } else if (const auto* r = std::get_if<NmeaRmc>(&s.data)) {

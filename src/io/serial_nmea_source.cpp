@@ -21,12 +21,20 @@ SerialNmeaOptions read_gnss_serial_config(const JsonReader& gnss) {
   if (o.device.empty()) gnss.at("device").fail("must not be empty");
   const long long b = gnss.integer("baud", 1, 4'000'000, 9600);
   switch (b) {
-    case 4800: case 9600: case 19200: case 38400: case 57600: case 115200:
-    case 230400: case 460800: case 921600:
+    case 4800:
+    case 9600:
+    case 19200:
+    case 38400:
+    case 57600:
+    case 115200:
+    case 230400:
+    case 460800:
+    case 921600:
       break;
     default:
-      gnss.at("baud").fail("not a standard rate (4800, 9600, 19200, 38400, 57600, 115200, "
-                           "230400, 460800, 921600)");
+      gnss.at("baud").fail(
+          "not a standard rate (4800, 9600, 19200, 38400, 57600, 115200, "
+          "230400, 460800, 921600)");
   }
   o.baud = static_cast<unsigned>(b);
   o.nmea.require_checksum = gnss.boolean("require_checksum", true);
@@ -111,8 +119,7 @@ void SerialNmeaSource::open() {
   if (!ec) port_.set_option(asio::serial_port_base::character_size(8), ec);
   if (!ec) port_.set_option(asio::serial_port_base::parity(asio::serial_port_base::parity::none), ec);
   if (!ec) port_.set_option(asio::serial_port_base::stop_bits(asio::serial_port_base::stop_bits::one), ec);
-  if (!ec)
-    port_.set_option(asio::serial_port_base::flow_control(asio::serial_port_base::flow_control::none), ec);
+  if (!ec) port_.set_option(asio::serial_port_base::flow_control(asio::serial_port_base::flow_control::none), ec);
   {
     std::lock_guard lock(mutex_);
     if (ec) {
@@ -137,8 +144,8 @@ void SerialNmeaSource::open() {
 
 void SerialNmeaSource::schedule_reopen() {
   if (!running_) return;
-  timer_.expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-      std::chrono::duration<double>(backoff_.next())));
+  timer_.expires_after(
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(backoff_.next())));
   timer_.async_wait([this, alive = std::weak_ptr<int>(alive_)](boost::system::error_code ec) {
     if (alive.expired() || ec || !running_) return;
     open();
@@ -146,26 +153,25 @@ void SerialNmeaSource::schedule_reopen() {
 }
 
 void SerialNmeaSource::read() {
-  port_.async_read_some(
-      boost::asio::buffer(buf_),
-      [this, alive = std::weak_ptr<int>(alive_)](boost::system::error_code ec, std::size_t n) {
-        if (alive.expired() || !running_) return;
-        if (ec) {
-          {
-            std::lock_guard lock(mutex_);
-            ++health_.read_errors;
-            health_.connected = false;
-            health_.last_error = options_.device + ": read failed: " + ec.message();
-          }
-          boost::system::error_code ignored;
-          port_.close(ignored);
-          schedule_reopen();
-          return;
-        }
-        line_time_ = monotonic_s();
-        assembler_.feed(std::span<const char>(buf_.data(), n));
-        if (running_) read();
-      });
+  port_.async_read_some(boost::asio::buffer(buf_),
+                        [this, alive = std::weak_ptr<int>(alive_)](boost::system::error_code ec, std::size_t n) {
+                          if (alive.expired() || !running_) return;
+                          if (ec) {
+                            {
+                              std::lock_guard lock(mutex_);
+                              ++health_.read_errors;
+                              health_.connected = false;
+                              health_.last_error = options_.device + ": read failed: " + ec.message();
+                            }
+                            boost::system::error_code ignored;
+                            port_.close(ignored);
+                            schedule_reopen();
+                            return;
+                          }
+                          line_time_ = monotonic_s();
+                          assembler_.feed(std::span<const char>(buf_.data(), n));
+                          if (running_) read();
+                        });
 }
 
 void SerialNmeaSource::on_line(std::string_view line) {

@@ -11,8 +11,8 @@ namespace mbo::io {
 namespace {
 
 bool is_counter(Channel c) {
-  return c == Channel::wheel_count_fl || c == Channel::wheel_count_fr ||
-         c == Channel::wheel_count_rl || c == Channel::wheel_count_rr;
+  return c == Channel::wheel_count_fl || c == Channel::wheel_count_fr || c == Channel::wheel_count_rl ||
+         c == Channel::wheel_count_rr;
 }
 
 std::string trimmed(std::string s) {
@@ -23,8 +23,7 @@ std::string trimmed(std::string s) {
 }
 
 // The unit a mapping converts from, checked against the DBC and the channel.
-double conversion(const JsonReader& entry, const DbcSignal& s, const std::string& qualified,
-                  Channel channel) {
+double conversion(const JsonReader& entry, const DbcSignal& s, const std::string& qualified, Channel channel) {
   const ChannelUnit cu = channel_unit(channel);
   const std::string dbc_unit = trimmed(s.unit);
   const std::optional<Unit> dbc_known = find_unit(dbc_unit);
@@ -33,37 +32,32 @@ double conversion(const JsonReader& entry, const DbcSignal& s, const std::string
     declared = trimmed(entry.string("unit"));
     const std::optional<Unit> mine = find_unit(declared);
     if (!mine && !entry.has("scale"))
-      entry.at("unit").fail("unknown unit \"" + declared + "\": give \"scale\" (factor to " +
-                            std::string(cu.name) + ") instead, or one of: " +
-                            known_units(cu.dimension));
+      entry.at("unit").fail("unknown unit \"" + declared + "\": give \"scale\" (factor to " + std::string(cu.name) +
+                            ") instead, or one of: " + known_units(cu.dimension));
     if (mine && dbc_known && !dbc_unit.empty() &&
         (mine->dimension != dbc_known->dimension || mine->to_base != dbc_known->to_base))
-      entry.at("unit").fail("unit \"" + declared + "\" disagrees with the DBC's \"" + dbc_unit +
-                            "\" for " + qualified);
+      entry.at("unit").fail("unit \"" + declared + "\" disagrees with the DBC's \"" + dbc_unit + "\" for " + qualified);
   }
   if (entry.has("scale")) {
     const double scale = entry.number("scale");
     if (find_unit(declared) && !(declared.empty() && cu.dimension == Dimension::count))
-      entry.at("scale").fail("unit \"" + declared + "\" of " + qualified +
-                             " converts by itself: remove \"scale\"");
+      entry.at("scale").fail("unit \"" + declared + "\" of " + qualified + " converts by itself: remove \"scale\"");
     if (scale == 0) entry.at("scale").fail("must not be 0");
     return scale;
   }
   if (declared.empty()) {
     if (cu.dimension == Dimension::count) return 1;
-    entry.fail(qualified + " has no unit in the DBC: give \"unit\" (one of: " +
-               known_units(cu.dimension) + ") or \"scale\" (factor to " + std::string(cu.name) +
-               ")");
+    entry.fail(qualified + " has no unit in the DBC: give \"unit\" (one of: " + known_units(cu.dimension) +
+               ") or \"scale\" (factor to " + std::string(cu.name) + ")");
   }
   const std::optional<Unit> u = find_unit(declared);
   if (!u)
     entry.fail("unknown unit \"" + declared + "\" of " + qualified + " in the DBC: give \"unit\" (one of: " +
                known_units(cu.dimension) + ") or \"scale\" (factor to " + std::string(cu.name) + ")");
   if (u->dimension != cu.dimension)
-    entry.fail("unit \"" + declared + "\" of " + qualified + " is " +
-               std::string(dimension_name(u->dimension)) + ", " +
-               std::string(channel_name(channel)) + " needs " +
-               std::string(dimension_name(cu.dimension)) + " (" + std::string(cu.name) + ")");
+    entry.fail("unit \"" + declared + "\" of " + qualified + " is " + std::string(dimension_name(u->dimension)) + ", " +
+               std::string(channel_name(channel)) + " needs " + std::string(dimension_name(cu.dimension)) + " (" +
+               std::string(cu.name) + ")");
   return u->to_base / cu.to_base;
 }
 
@@ -107,8 +101,7 @@ SignalMap SignalMap::from_config(const JsonReader& can) {
       c.restart_bus_off = i.boolean("restart_bus_off", false);
       c.reconnect_initial_s = i.positive("reconnect_initial_s", 0.1);
       c.reconnect_max_s = i.positive("reconnect_max_s", 5.0);
-      if (c.reconnect_max_s < c.reconnect_initial_s)
-        i.at("reconnect_max_s").fail("must be >= reconnect_initial_s");
+      if (c.reconnect_max_s < c.reconnect_initial_s) i.at("reconnect_max_s").fail("must be >= reconnect_initial_s");
       c.state_poll_s = i.positive("state_poll_s", 1.0);
       i.finish();
       map.interfaces_.push_back(std::move(c));
@@ -135,8 +128,7 @@ SignalMap SignalMap::from_config(const JsonReader& can) {
     m.signal = qualified.substr(dot + 1);
     m.where = entry.where();
     m.codec = map.codec_.find(m.message);
-    if (!m.codec)
-      entry.at("signal").fail("no message \"" + m.message + "\" in " + map.codec_.dbc().file);
+    if (!m.codec) entry.at("signal").fail("no message \"" + m.message + "\" in " + map.codec_.dbc().file);
     const DbcSignal* s = m.codec->message().find_signal(m.signal);
     if (!s)
       entry.at("signal").fail("message " + m.message + " has no signal \"" + m.signal + "\" in " +
@@ -156,8 +148,7 @@ SignalMap SignalMap::from_config(const JsonReader& can) {
       const std::uint64_t full = std::uint64_t{1} << s->length;
       m.counter_modulus = full;
       if (entry.has("modulus"))
-        m.counter_modulus = static_cast<std::uint64_t>(
-            entry.integer("modulus", 2, static_cast<long long>(full)));
+        m.counter_modulus = static_cast<std::uint64_t>(entry.integer("modulus", 2, static_cast<long long>(full)));
       if (entry.has("unit")) {
         const std::string u = trimmed(entry.string("unit"));
         auto known = find_unit(u);

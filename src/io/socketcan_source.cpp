@@ -15,8 +15,7 @@
 
 namespace mbo::io {
 
-SocketCanOptions SocketCanOptions::from(const CanInterfaceConfig& c, std::uint8_t channel,
-                                        std::vector<CanId> ids) {
+SocketCanOptions SocketCanOptions::from(const CanInterfaceConfig& c, std::uint8_t channel, std::vector<CanId> ids) {
   SocketCanOptions o;
   o.interface = c.name;
   o.channel = channel;
@@ -143,10 +142,8 @@ class LinuxBackend : public CanSocketBackend {
     const int one = 1;
     if (o.fd && setsockopt(fd, SOL_CAN_RAW, CAN_RAW_FD_FRAMES, &one, sizeof one) < 0)
       fail("cannot enable CAN FD frames (CAN_RAW_FD_FRAMES)", true);
-    if (setsockopt(fd, SOL_SOCKET, SO_TIMESTAMP, &one, sizeof one) < 0)
-      fail("cannot enable SO_TIMESTAMP", true);
-    if (setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof one) < 0)
-      fail("cannot enable SO_RXQ_OVFL", true);
+    if (setsockopt(fd, SOL_SOCKET, SO_TIMESTAMP, &one, sizeof one) < 0) fail("cannot enable SO_TIMESTAMP", true);
+    if (setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof one) < 0) fail("cannot enable SO_RXQ_OVFL", true);
     sockaddr_can addr{};
     addr.can_family = AF_CAN;
     addr.can_ifindex = static_cast<int>(index);
@@ -167,24 +164,19 @@ class LinuxBackend : public CanSocketBackend {
     return s;
   }
 
-  bool restart(const std::string& interface) override {
-    return can_do_restart(interface.c_str()) == 0;
-  }
+  bool restart(const std::string& interface) override { return can_do_restart(interface.c_str()) == 0; }
 };
 
 std::chrono::steady_clock::duration seconds(double s) {
-  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-      std::chrono::duration<double>(s));
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s));
 }
 
 }  // namespace
 
-std::unique_ptr<CanSocketBackend> make_socketcan_backend() {
-  return std::make_unique<LinuxBackend>();
-}
+std::unique_ptr<CanSocketBackend> make_socketcan_backend() { return std::make_unique<LinuxBackend>(); }
 
-SocketCanSource::SocketCanSource(boost::asio::io_context& io, SocketCanOptions options,
-                                 FrameHandler on_frame, std::unique_ptr<CanSocketBackend> backend)
+SocketCanSource::SocketCanSource(boost::asio::io_context& io, SocketCanOptions options, FrameHandler on_frame,
+                                 std::unique_ptr<CanSocketBackend> backend)
     : io_(io),
       options_(std::move(options)),
       on_frame_(std::move(on_frame)),
@@ -285,8 +277,7 @@ void SocketCanSource::disconnect(const std::string& why) {
 
 void SocketCanSource::arm() {
   socket_->async_wait(boost::asio::posix::stream_descriptor::wait_read,
-                      [this, alive = std::weak_ptr<int>(alive_), gen = generation_](
-                          boost::system::error_code ec) {
+                      [this, alive = std::weak_ptr<int>(alive_), gen = generation_](boost::system::error_code ec) {
                         if (alive.expired() || !running_ || gen != generation_) return;
                         if (ec) {
                           disconnect(ec.message());
@@ -331,8 +322,7 @@ void SocketCanSource::drain() {
     CanFrame f;
     f.channel = options_.channel;
     f.t = anc.realtime_s ? *anc.realtime_s + realtime_to_monotonic : clock_s(CLOCK_MONOTONIC);
-    if ((msg.msg_flags & MSG_TRUNC) ||
-        !frame_from_record(std::span(buf, static_cast<std::size_t>(n)), f)) {
+    if ((msg.msg_flags & MSG_TRUNC) || !frame_from_record(std::span(buf, static_cast<std::size_t>(n)), f)) {
       ++counters_.bad_records;
       continue;
     }
@@ -354,8 +344,7 @@ void SocketCanSource::poll_state() {
     counters_.controller_state = s->state;
     counters_.tx_errors = s->tx_errors;
     counters_.rx_errors = s->rx_errors;
-    if (s->state == CAN_STATE_BUS_OFF && options_.restart_bus_off &&
-        backend_->restart(options_.interface))
+    if (s->state == CAN_STATE_BUS_OFF && options_.restart_bus_off && backend_->restart(options_.interface))
       ++counters_.bus_off_restarts;
   } else {
     counters_.controller_state = -1;

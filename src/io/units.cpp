@@ -16,46 +16,73 @@ struct Entry {
 
 // UTF-8 and cp1252 spellings of the degree and superscript-two signs appear in real DBCs.
 constexpr Entry kUnits[] = {
-    {"count", {Dimension::count, 1}},       {"counts", {Dimension::count, 1}},
-    {"cnt", {Dimension::count, 1}},         {"tick", {Dimension::count, 1}},
-    {"ticks", {Dimension::count, 1}},       {"pulse", {Dimension::count, 1}},
-    {"pulses", {Dimension::count, 1}},      {"teeth", {Dimension::count, 1}},
-    {"-", {Dimension::count, 1}},           {"1", {Dimension::count, 1}},
+    {"count", {Dimension::count, 1}},
+    {"counts", {Dimension::count, 1}},
+    {"cnt", {Dimension::count, 1}},
+    {"tick", {Dimension::count, 1}},
+    {"ticks", {Dimension::count, 1}},
+    {"pulse", {Dimension::count, 1}},
+    {"pulses", {Dimension::count, 1}},
+    {"teeth", {Dimension::count, 1}},
+    {"-", {Dimension::count, 1}},
+    {"1", {Dimension::count, 1}},
 
-    {"m/s^2", {Dimension::acceleration, 1}}, {"m/s2", {Dimension::acceleration, 1}},
-    {"m/s\xC2\xB2", {Dimension::acceleration, 1}}, {"m/s\xB2", {Dimension::acceleration, 1}},
-    {"m/s/s", {Dimension::acceleration, 1}}, {"m/(s^2)", {Dimension::acceleration, 1}},
-    {"mps2", {Dimension::acceleration, 1}},  {"g", {Dimension::acceleration, kG}},
+    {"m/s^2", {Dimension::acceleration, 1}},
+    {"m/s2", {Dimension::acceleration, 1}},
+    {"m/s\xC2\xB2", {Dimension::acceleration, 1}},
+    {"m/s\xB2", {Dimension::acceleration, 1}},
+    {"m/s/s", {Dimension::acceleration, 1}},
+    {"m/(s^2)", {Dimension::acceleration, 1}},
+    {"mps2", {Dimension::acceleration, 1}},
+    {"g", {Dimension::acceleration, kG}},
     {"mg", {Dimension::acceleration, kG / 1000}},
 
-    {"rad/s", {Dimension::angular_rate, 1}}, {"mrad/s", {Dimension::angular_rate, 1e-3}},
-    {"deg/s", {Dimension::angular_rate, kDeg}}, {"dps", {Dimension::angular_rate, kDeg}},
-    {"\xC2\xB0/s", {Dimension::angular_rate, kDeg}}, {"\xB0/s", {Dimension::angular_rate, kDeg}},
+    {"rad/s", {Dimension::angular_rate, 1}},
+    {"mrad/s", {Dimension::angular_rate, 1e-3}},
+    {"deg/s", {Dimension::angular_rate, kDeg}},
+    {"dps", {Dimension::angular_rate, kDeg}},
+    {"\xC2\xB0/s", {Dimension::angular_rate, kDeg}},
+    {"\xB0/s", {Dimension::angular_rate, kDeg}},
     {"rpm", {Dimension::angular_rate, 2 * std::numbers::pi / 60}},
 
-    {"rad", {Dimension::angle, 1}},         {"mrad", {Dimension::angle, 1e-3}},
-    {"deg", {Dimension::angle, kDeg}},      {"degree", {Dimension::angle, kDeg}},
-    {"degrees", {Dimension::angle, kDeg}},  {"\xC2\xB0", {Dimension::angle, kDeg}},
+    {"rad", {Dimension::angle, 1}},
+    {"mrad", {Dimension::angle, 1e-3}},
+    {"deg", {Dimension::angle, kDeg}},
+    {"degree", {Dimension::angle, kDeg}},
+    {"degrees", {Dimension::angle, kDeg}},
+    {"\xC2\xB0", {Dimension::angle, kDeg}},
     {"\xB0", {Dimension::angle, kDeg}},
 
-    {"m", {Dimension::length, 1}},          {"cm", {Dimension::length, 0.01}},
-    {"mm", {Dimension::length, 0.001}},     {"km", {Dimension::length, 1000}},
+    {"m", {Dimension::length, 1}},
+    {"cm", {Dimension::length, 0.01}},
+    {"mm", {Dimension::length, 0.001}},
+    {"km", {Dimension::length, 1000}},
     {"ft", {Dimension::length, 0.3048}},
 
-    {"m/s", {Dimension::speed, 1}},         {"cm/s", {Dimension::speed, 0.01}},
-    {"km/h", {Dimension::speed, 1 / 3.6}},  {"kph", {Dimension::speed, 1 / 3.6}},
-    {"kmh", {Dimension::speed, 1 / 3.6}},   {"mph", {Dimension::speed, 0.44704}},
-    {"kn", {Dimension::speed, 1852.0 / 3600}}, {"knot", {Dimension::speed, 1852.0 / 3600}},
+    {"m/s", {Dimension::speed, 1}},
+    {"cm/s", {Dimension::speed, 0.01}},
+    {"km/h", {Dimension::speed, 1 / 3.6}},
+    {"kph", {Dimension::speed, 1 / 3.6}},
+    {"kmh", {Dimension::speed, 1 / 3.6}},
+    {"mph", {Dimension::speed, 0.44704}},
+    {"kn", {Dimension::speed, 1852.0 / 3600}},
+    {"knot", {Dimension::speed, 1852.0 / 3600}},
     {"knots", {Dimension::speed, 1852.0 / 3600}},
 
-    {"Pa", {Dimension::pressure, 1}},       {"hPa", {Dimension::pressure, 100}},
-    {"kPa", {Dimension::pressure, 1000}},   {"MPa", {Dimension::pressure, 1e6}},
-    {"mbar", {Dimension::pressure, 100}},   {"bar", {Dimension::pressure, 1e5}},
+    {"Pa", {Dimension::pressure, 1}},
+    {"hPa", {Dimension::pressure, 100}},
+    {"kPa", {Dimension::pressure, 1000}},
+    {"MPa", {Dimension::pressure, 1e6}},
+    {"mbar", {Dimension::pressure, 100}},
+    {"bar", {Dimension::pressure, 1e5}},
     {"psi", {Dimension::pressure, 6894.757293168361}},
 
-    {"Nm", {Dimension::torque, 1}},         {"N*m", {Dimension::torque, 1}},
-    {"N.m", {Dimension::torque, 1}},        {"N m", {Dimension::torque, 1}},
-    {"N\xC2\xB7m", {Dimension::torque, 1}}, {"kNm", {Dimension::torque, 1000}},
+    {"Nm", {Dimension::torque, 1}},
+    {"N*m", {Dimension::torque, 1}},
+    {"N.m", {Dimension::torque, 1}},
+    {"N m", {Dimension::torque, 1}},
+    {"N\xC2\xB7m", {Dimension::torque, 1}},
+    {"kNm", {Dimension::torque, 1000}},
 };
 
 std::string_view trim(std::string_view s) {
@@ -119,14 +146,22 @@ ChannelUnit channel_unit(Channel c) {
 
 std::string_view dimension_name(Dimension d) {
   switch (d) {
-    case Dimension::count: return "a count";
-    case Dimension::acceleration: return "an acceleration";
-    case Dimension::angular_rate: return "an angular rate";
-    case Dimension::angle: return "an angle";
-    case Dimension::length: return "a length";
-    case Dimension::speed: return "a speed";
-    case Dimension::pressure: return "a pressure";
-    case Dimension::torque: return "a torque";
+    case Dimension::count:
+      return "a count";
+    case Dimension::acceleration:
+      return "an acceleration";
+    case Dimension::angular_rate:
+      return "an angular rate";
+    case Dimension::angle:
+      return "an angle";
+    case Dimension::length:
+      return "a length";
+    case Dimension::speed:
+      return "a speed";
+    case Dimension::pressure:
+      return "a pressure";
+    case Dimension::torque:
+      return "a torque";
   }
   return "?";
 }

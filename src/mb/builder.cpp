@@ -22,8 +22,7 @@ Eigen::Matrix3d term_matrix(const LinearTerm& t) {
 }
 
 // Unique, sorted entries and the map from a write sequence to them.
-void compress(const std::vector<Model::Entry>& seq, std::vector<Model::Entry>& unique,
-              std::vector<int>& target) {
+void compress(const std::vector<Model::Entry>& seq, std::vector<Model::Entry>& unique, std::vector<int>& target) {
   std::map<std::pair<int, int>, int> index;
   for (const auto& e : seq) index.emplace(std::make_pair(e.row, e.col), 0);
   unique.clear();
@@ -81,8 +80,8 @@ ModelBuilder::ModelBuilder(std::string name, int dim) {
   m_.dim = dim;
 }
 
-int ModelBuilder::add_entity(const std::string& name, EntityKind kind, int dim, const Vector3d& at,
-                             bool fixed, ScalarKind sk) {
+int ModelBuilder::add_entity(const std::string& name, EntityKind kind, int dim, const Vector3d& at, bool fixed,
+                             ScalarKind sk) {
   if (m_.entity(name) >= 0) invalid("duplicate name \"" + name + "\"");
   for (int k = 0; k < dim; ++k)
     if (!std::isfinite(at[k])) invalid("\"" + name + "\": non-finite initial value");
@@ -114,8 +113,7 @@ int ModelBuilder::point(const std::string& name, const Vector3d& at, bool fixed)
 
 int ModelBuilder::vector(const std::string& name, const Vector3d& at, bool fixed) {
   double n = at.head(m_.dim).norm();
-  if (std::abs(n - 1) > 1e-9)
-    invalid("unit vector \"" + name + "\" has length " + std::to_string(n) + ", not 1");
+  if (std::abs(n - 1) > 1e-9) invalid("unit vector \"" + name + "\" has length " + std::to_string(n) + ", not 1");
   return add_entity(name, EntityKind::vector, m_.dim, at, fixed);
 }
 
@@ -180,14 +178,12 @@ void ModelBuilder::dot(const LinearVec& A, const LinearVec& B, double c, const s
 void ModelBuilder::distance(int p1, int p2, double length) {
   if (!(length > 0)) invalid("distance between points must be > 0");
   auto d = difference(p1, p2);
-  dot(d, d, length * length,
-      "distance " + m_.entities[p1].name + "-" + m_.entities[p2].name);
+  dot(d, d, length * length, "distance " + m_.entities[p1].name + "-" + m_.entities[p2].name);
 }
 
 void ModelBuilder::combination(std::vector<CombinationTerm> terms, const std::string& label) {
   m_.combinations.push_back({std::move(terms)});
-  add_constraint(ConstraintKind::combination, static_cast<int>(m_.combinations.size()) - 1, m_.dim,
-                 label);
+  add_constraint(ConstraintKind::combination, static_cast<int>(m_.combinations.size()) - 1, m_.dim, label);
 }
 
 void ModelBuilder::angle(int theta, const LinearVec& from, const LinearVec& to, const LinearVec& axis,
@@ -203,8 +199,7 @@ void ModelBuilder::driving(int s, int input_value, int input_rate, int input_acc
   const auto& e = m_.entities.at(s);
   if (e.kind != EntityKind::scalar || e.fixed) invalid("driven coordinate must be a movable scalar");
   m_.drivings.push_back({e.slot, input_value, input_rate, input_accel});
-  add_constraint(ConstraintKind::driving, static_cast<int>(m_.drivings.size()) - 1, 1,
-                 "driving " + e.name);
+  add_constraint(ConstraintKind::driving, static_cast<int>(m_.drivings.size()) - 1, 1, "driving " + e.name);
 }
 
 void ModelBuilder::point_on_line(int p, const LinearVec& base, const LinearVec& dir, int s) {
@@ -243,15 +238,12 @@ void ModelBuilder::orientation_zyx(int u, int v, int w, int yaw, int pitch, int 
   auto S = [](int s) { return Factor{s, FactorKind::sin}; };
   auto self = [&](int e) { return CombinationTerm{1, 0, {}, {m_.entities[e].slot, 1, 0}}; };
   // Columns of Rz(yaw) Ry(pitch) Rx(roll).
-  combination({self(u), term(-1, {C(Y), C(P)}, gx), term(-1, {S(Y), C(P)}, gy), term(1, {S(P)}, gz)},
-              "orientation u");
-  combination({self(v), term(-1, {C(Y), S(P), S(R)}, gx), term(1, {S(Y), C(R)}, gx),
-               term(-1, {S(Y), S(P), S(R)}, gy), term(-1, {C(Y), C(R)}, gy),
-               term(-1, {C(P), S(R)}, gz)},
+  combination({self(u), term(-1, {C(Y), C(P)}, gx), term(-1, {S(Y), C(P)}, gy), term(1, {S(P)}, gz)}, "orientation u");
+  combination({self(v), term(-1, {C(Y), S(P), S(R)}, gx), term(1, {S(Y), C(R)}, gx), term(-1, {S(Y), S(P), S(R)}, gy),
+               term(-1, {C(Y), C(R)}, gy), term(-1, {C(P), S(R)}, gz)},
               "orientation v");
-  combination({self(w), term(-1, {C(Y), S(P), C(R)}, gx), term(-1, {S(Y), S(R)}, gx),
-               term(-1, {S(Y), S(P), C(R)}, gy), term(1, {C(Y), S(R)}, gy),
-               term(-1, {C(P), C(R)}, gz)},
+  combination({self(w), term(-1, {C(Y), S(P), C(R)}, gx), term(-1, {S(Y), S(R)}, gx), term(-1, {S(Y), S(P), C(R)}, gy),
+               term(1, {C(Y), S(R)}, gy), term(-1, {C(P), C(R)}, gz)},
               "orientation w");
 }
 
@@ -275,8 +267,7 @@ int ModelBuilder::body(const BodySpec& spec) {
   };
   for (const auto& [e, dir] : spec.vectors)
     if (std::abs(dir.head(d).norm() - 1) > 1e-9)
-      invalid("body \"" + spec.name + "\": local direction of \"" + m_.entities.at(e).name +
-              "\" is not unit length");
+      invalid("body \"" + spec.name + "\": local direction of \"" + m_.entities.at(e).name + "\" is not unit length");
 
   BodyGeometry g;
   g.origin = spec.origin;
@@ -285,8 +276,8 @@ int ModelBuilder::body(const BodySpec& spec) {
   std::vector<int> unit_vectors;
   const std::size_t nbasis_expected = d == 3 ? 3 : 1;
   if (!spec.basis.empty() && spec.basis.size() != nbasis_expected)
-    invalid("body \"" + spec.name + "\": a " + std::to_string(d) + "-D body needs " +
-            std::to_string(nbasis_expected) + " basis vector(s)");
+    invalid("body \"" + spec.name + "\": a " + std::to_string(d) + "-D body needs " + std::to_string(nbasis_expected) +
+            " basis vector(s)");
   for (const auto& item : spec.basis) {
     if (item.b < 0) {
       g.basis.push_back(of(item.a));
@@ -409,8 +400,7 @@ int ModelBuilder::body(const BodySpec& spec) {
     Eigen::Matrix3d J = g.basis_inverse * Jx * g.basis_inverse.transpose();
     const int nb = static_cast<int>(g.basis.size());
     for (int k = 0; k < nb; ++k) {
-      body.M += spec.mass * body.com_local[k] *
-                (body.C0.transpose() * body.Ck[k] + body.Ck[k].transpose() * body.C0);
+      body.M += spec.mass * body.com_local[k] * (body.C0.transpose() * body.Ck[k] + body.Ck[k].transpose() * body.C0);
       for (int l = 0; l < nb; ++l) body.M += J(k, l) * body.Ck[k].transpose() * body.Ck[l];
     }
   }
@@ -460,9 +450,7 @@ void ModelBuilder::coordinate_spring_damper(const CoordinateSpringDamper& s) {
 
 void ModelBuilder::coordinate_force(const CoordinateForce& f) { m_.coordinate_forces.push_back(f); }
 
-void ModelBuilder::custom_force(std::shared_ptr<const CustomForce> f) {
-  m_.custom_forces.push_back(std::move(f));
-}
+void ModelBuilder::custom_force(std::shared_ptr<const CustomForce> f) { m_.custom_forces.push_back(std::move(f)); }
 
 void ModelBuilder::independent(const std::vector<int>& slots) {
   std::set<int> seen;

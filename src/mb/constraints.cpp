@@ -107,8 +107,7 @@ void combination_values(const CombinationConstraint& c, const VectorXd& x, int d
 
 // With `phi`, also the constraint's values (combination_values) from the same factors.
 template <class W>
-void combination_jacobian(const CombinationConstraint& c, const VectorXd& x, int dim, int row0, W& w,
-                          double* phi) {
+void combination_jacobian(const CombinationConstraint& c, const VectorXd& x, int dim, int row0, W& w, double* phi) {
   Vector3d sum = Vector3d::Zero();
   for (const auto& term : c.terms) {
     FactorValues f = factor_values(term, x);
@@ -292,7 +291,8 @@ void hessian_products(const Model& m, const VectorXd& x, const VectorXd& a, cons
           for (int j = 0; j < n; ++j) {
             dj[j] = f.dg[j] * product_except(f, n, j, -1);
             for (int l = 0; l < n; ++l)
-              d2[j][l] = (j == l) ? f.ddg[j] * product_except(f, n, j, -1) : f.dg[j] * f.dg[l] * product_except(f, n, j, l);
+              d2[j][l] =
+                  (j == l) ? f.ddg[j] * product_except(f, n, j, -1) : f.dg[j] * f.dg[l] * product_except(f, n, j, l);
           }
           for (int col = 0; col < k; ++col) {
             const Vector3d Lb = apply(term.vec, b.load_entity(term.vec.slot, col));
@@ -346,8 +346,8 @@ void constraint_hessian_product(const Model& m, const VectorXd& x, const VectorX
   hessian_products(m, x, a, VectorDirection{b, m.dim}, 1, [&](int row, int) -> double& { return out[row]; });
 }
 
-void constraint_hessian_product_columns(const Model& m, const VectorXd& x, const VectorXd& a,
-                                        const Eigen::MatrixXd& B, std::span<const int> cols, RowMatrix& out) {
+void constraint_hessian_product_columns(const Model& m, const VectorXd& x, const VectorXd& a, const Eigen::MatrixXd& B,
+                                        std::span<const int> cols, RowMatrix& out) {
   hessian_products(m, x, a, ColumnDirections{B, cols, m.nq, m.dim}, static_cast<int>(cols.size()),
                    [&](int row, int col) -> double& { return out(row, col); });
 }

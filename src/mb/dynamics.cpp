@@ -12,8 +12,7 @@ namespace {
 // out = M v
 void mass_times(const Model& m, const VectorXd& v, VectorXd& out) {
   out.setZero();
-  for (std::size_t e = 0; e < m.mass.size(); ++e)
-    out[m.mass[e].row] += m.mass_values[e] * v[m.mass[e].col];
+  for (std::size_t e = 0; e < m.mass.size(); ++e) out[m.mass[e].row] += m.mass_values[e] * v[m.mass[e].col];
 }
 
 // out += s * Phi_q' w

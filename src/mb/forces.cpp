@@ -52,8 +52,8 @@ void add_point_matrix(const LinearVec& p, const Eigen::Matrix3d& Kd, int dim, Ma
   }
 }
 
-void spring_damper(const Model& m, const SpringDamper& s, const VectorXd& x, const VectorXd& xd,
-                   bool jac, VectorXd& Q, MatWriter* wk, MatWriter* wc) {
+void spring_damper(const Model& m, const SpringDamper& s, const VectorXd& x, const VectorXd& xd, bool jac, VectorXd& Q,
+                   MatWriter* wk, MatWriter* wc) {
   Vector3d r1 = evaluate(s.p1, x, m.dim), r2 = evaluate(s.p2, x, m.dim);
   Vector3d v1 = evaluate(s.p1, xd, m.dim), v2 = evaluate(s.p2, xd, m.dim);
   Vector3d d = r2 - r1;
@@ -79,14 +79,13 @@ void spring_damper(const Model& m, const SpringDamper& s, const VectorXd& x, con
   }
 }
 
-void coordinate_spring_damper(const CoordinateSpringDamper& s, const VectorXd& x,
-                              const VectorXd& xd, bool jac, int nq, VectorXd& Q, MatWriter* wk,
-                              MatWriter* wc) {
+void coordinate_spring_damper(const CoordinateSpringDamper& s, const VectorXd& x, const VectorXd& xd, bool jac, int nq,
+                              VectorXd& Q, MatWriter* wk, MatWriter* wc) {
   double d = x[s.slot] - (s.slot2 >= 0 ? x[s.slot2] : 0.0);
   double dd = xd[s.slot] - (s.slot2 >= 0 ? xd[s.slot2] : 0.0);
   double e = d - s.x0;
-  double f = s.preload + (s.spring.empty() ? s.k * e : s.spring.value(e)) +
-             (s.damper.empty() ? s.c * dd : s.damper.value(dd));
+  double f =
+      s.preload + (s.spring.empty() ? s.k * e : s.spring.value(e)) + (s.damper.empty() ? s.c * dd : s.damper.value(dd));
   if (s.slot < nq) Q[s.slot] -= f;
   if (s.slot2 >= 0 && s.slot2 < nq) Q[s.slot2] += f;
   if (jac) {
@@ -105,8 +104,8 @@ void coordinate_spring_damper(const CoordinateSpringDamper& s, const VectorXd& x
   }
 }
 
-void builtin_forces(const Model& m, const VectorXd& x, const VectorXd& xd, const VectorXd& u,
-                    bool jac, VectorXd& Q, MatWriter& wk, MatWriter& wc) {
+void builtin_forces(const Model& m, const VectorXd& x, const VectorXd& xd, const VectorXd& u, bool jac, VectorXd& Q,
+                    MatWriter& wk, MatWriter& wc) {
   for (const auto& p : m.point_forces) {
     Vector3d F = p.constant;
     for (int k = 0; k < 3; ++k)
@@ -130,8 +129,7 @@ void builtin_forces(const Model& m, const VectorXd& x, const VectorXd& xd, const
     for (int k = 0; k < nb; ++k) add_point_force(body.basis[k], w.cross(e[k]), m.dim, m.nq, Q);
   }
   for (const auto& s : m.spring_dampers) spring_damper(m, s, x, xd, jac, Q, &wk, &wc);
-  for (const auto& s : m.coordinate_spring_dampers)
-    coordinate_spring_damper(s, x, xd, jac, m.nq, Q, &wk, &wc);
+  for (const auto& s : m.coordinate_spring_dampers) coordinate_spring_damper(s, x, xd, jac, m.nq, Q, &wk, &wc);
   for (const auto& f : m.coordinate_forces) {
     double v = f.constant + (f.input >= 0 ? f.gain * u[f.input] : 0.0);
     if (f.slot < m.nq) Q[f.slot] += v;
@@ -170,8 +168,8 @@ ForceBuffers make_force_buffers(const Model& m) {
   return b;
 }
 
-void generalized_forces(const Model& m, const VectorXd& x, const VectorXd& xd, const VectorXd& u,
-                        double t, bool jacobians, ForceBuffers& out) {
+void generalized_forces(const Model& m, const VectorXd& x, const VectorXd& xd, const VectorXd& u, double t,
+                        bool jacobians, ForceBuffers& out) {
   out.Q = m.Q_gravity;
   MatWriter wk{m.nq}, wc{m.nq};
   if (jacobians) {
@@ -188,8 +186,7 @@ void generalized_forces(const Model& m, const VectorXd& x, const VectorXd& xd, c
       out.custom_K[i].setZero();
       out.custom_C[i].setZero();
     }
-    ForceSink sink(out.Q, m.nq, jacobians ? &out.custom_K[i] : nullptr,
-                   jacobians ? &out.custom_C[i] : nullptr);
+    ForceSink sink(out.Q, m.nq, jacobians ? &out.custom_K[i] : nullptr, jacobians ? &out.custom_C[i] : nullptr);
     m.custom_forces[i]->evaluate(m, x, xd, u, t, sink);
   }
 }

@@ -91,8 +91,7 @@ void solve_velocity(const Model& m, const VectorXd& u, VectorXd& qd, Workspace& 
   for (std::size_t d = 0; d < ws.dep_slots.size(); ++d) qd[ws.dep_slots[d]] = -ws.kd[d];
 }
 
-void solve_acceleration(const Model& m, const VectorXd& u, const VectorXd& qd, VectorXd& qdd,
-                        Workspace& ws) {
+void solve_acceleration(const Model& m, const VectorXd& u, const VectorXd& qd, VectorXd& qdd, Workspace& ws) {
   constraint_time_terms(m, u, ws.phi_t, ws.phi_tt);
   ws.xd.head(m.nq) = qd;
   constraint_hessian_product(m, ws.x, ws.xd, ws.xd, ws.hv);
@@ -121,7 +120,8 @@ void solve_dependent_columns(Workspace& ws, std::span<const int> z_columns, Eige
   for (int c = 0; c < k; ++c) {
     const int j = z_columns[c];
     out.col(j).setZero();
-    for (std::size_t d = 0; d < ws.dep_slots.size(); ++d) out(ws.dep_slots[d], j) = -ws.kRHS(static_cast<Eigen::Index>(d), c);
+    for (std::size_t d = 0; d < ws.dep_slots.size(); ++d)
+      out(ws.dep_slots[d], j) = -ws.kRHS(static_cast<Eigen::Index>(d), c);
   }
 }
 }  // namespace

@@ -61,7 +61,7 @@ class Loader {
       for (const auto& name : ss->keys()) {
         auto s = ss->at(name);
         std::string type = s.choice("type", {"angle", "distance", "other"});
-        ScalarKind k = type == "angle" ? ScalarKind::angle
+        ScalarKind k = type == "angle"      ? ScalarKind::angle
                        : type == "distance" ? ScalarKind::distance
                                             : ScalarKind::other;
         double x = s.number("at");
@@ -97,7 +97,8 @@ class Loader {
     if (root_.has("description")) root_.string("description");
     root_.finish();
     Model m = at(root_, [&] { return std::move(b_).build(); });
-    if (!m.z.empty()) at(root_, [&] {
+    if (!m.z.empty())
+      at(root_, [&] {
         check_kinematics(m);
         return 0;
       });
@@ -105,9 +106,7 @@ class Loader {
   }
 
  private:
-  static int dimension(const JsonReader& r) {
-    return static_cast<int>(r.integer("dimension", 2, 3));
-  }
+  static int dimension(const JsonReader& r) { return static_cast<int>(r.integer("dimension", 2, 3)); }
 
   int entity(const JsonReader& r, const std::string& name, const char* what) {
     int e = b_.find_entity(name);
@@ -302,8 +301,8 @@ class Loader {
   }
 
   void force(const JsonReader& f) {
-    std::string type = f.choice(
-        "type", {"point_force", "torque", "spring_damper", "coordinate_spring_damper", "coordinate_force"});
+    std::string type =
+        f.choice("type", {"point_force", "torque", "spring_damper", "coordinate_spring_damper", "coordinate_force"});
     const int d = b_.dim();
     if (type == "point_force") {
       LinearVec p = point_ref(f.at("at"));
@@ -418,10 +417,12 @@ void check_kinematics(const Model& m) {
                                     "\" moves no mass: the dynamics would be singular");
   }
   if (!r.converged)
-    throw std::invalid_argument("the position problem does not converge from the initial values "
-                                "(residual " + std::to_string(r.residual) +
-                                "): the geometry is inconsistent or the independent coordinates "
-                                "over-determine the mechanism");
+    throw std::invalid_argument(
+        "the position problem does not converge from the initial values "
+        "(residual " +
+        std::to_string(r.residual) +
+        "): the geometry is inconsistent or the independent coordinates "
+        "over-determine the mechanism");
 }
 
 Model model_from_json(const nlohmann::json& doc, const std::string& name) {

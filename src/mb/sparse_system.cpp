@@ -181,9 +181,7 @@ void PreorderedLDLT::solve_rows_in_place(double* x, int ld, int k) const {
 
 }  // namespace detail
 
-int SparseSystem::factor_nonzeros() const {
-  return static_cast<int>(ldlt_.matrixL().nestedExpression().nonZeros());
-}
+int SparseSystem::factor_nonzeros() const { return static_cast<int>(ldlt_.matrixL().nestedExpression().nonZeros()); }
 
 int SparseSystem::slot(int i, int j) const {
   int a = perm_[i], b = perm_[j];

@@ -40,8 +40,7 @@ Workspace::Workspace(const Model& m) {
   // K and C enter symmetrised: (K + K')/2.
   auto weighted = [&](const std::vector<Model::Entry>& pat, std::vector<WeightedSlot>& out) {
     for (std::size_t e = 0; e < pat.size(); ++e)
-      out.push_back({static_cast<int>(e), tangent.slot(pat[e].row, pat[e].col),
-                     pat[e].row == pat[e].col ? 1.0 : 0.5});
+      out.push_back({static_cast<int>(e), tangent.slot(pat[e].row, pat[e].col), pat[e].row == pat[e].col ? 1.0 : 0.5});
   };
   weighted(m.force_K, K_slots);
   weighted(m.force_C, C_slots);
@@ -82,7 +81,8 @@ Workspace::Workspace(const Model& m) {
     kr = VectorXd::Zero(dep_slots.size());
     kc = VectorXd::Zero(m.nc);
     R = Eigen::MatrixXd::Zero(m.nq, m.z.size());
-    kRHS = kscratch = RowMatrix::Zero(static_cast<Eigen::Index>(dep_slots.size()), static_cast<Eigen::Index>(m.z.size()));
+    kRHS = kscratch =
+        RowMatrix::Zero(static_cast<Eigen::Index>(dep_slots.size()), static_cast<Eigen::Index>(m.z.size()));
     kcols = RowMatrix::Zero(m.nc, static_cast<Eigen::Index>(m.z.size()));
     Rdot = Eigen::MatrixXd::Zero(m.nq, m.z.size());
     all_z.resize(m.z.size());

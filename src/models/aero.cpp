@@ -4,8 +4,8 @@
 
 namespace mbo::models {
 
-AeroDrag::AeroDrag(double half_rho_cd_a, const Eigen::Vector3d& local, int P0, int u, int v, int w,
-                   int input_wind_x, int input_wind_y)
+AeroDrag::AeroDrag(double half_rho_cd_a, const Eigen::Vector3d& local, int P0, int u, int v, int w, int input_wind_x,
+                   int input_wind_y)
     : k_(half_rho_cd_a), local_(local), base_{P0, u, v, w}, wind_x_(input_wind_x), wind_y_(input_wind_y) {}
 
 std::vector<int> AeroDrag::coordinates() const {
@@ -15,8 +15,8 @@ std::vector<int> AeroDrag::coordinates() const {
   return c;
 }
 
-void AeroDrag::evaluate(const mb::Model&, const Eigen::VectorXd&, const Eigen::VectorXd& xd,
-                        const Eigen::VectorXd& u, double, mb::ForceSink& out) const {
+void AeroDrag::evaluate(const mb::Model&, const Eigen::VectorXd&, const Eigen::VectorXd& xd, const Eigen::VectorXd& u,
+                        double, mb::ForceSink& out) const {
   // The point is P0 + cu u + cv v + cw w; its Jacobian is [I, cu I, cv I, cw I].
   const double coef[4] = {1, local_.x(), local_.y(), local_.z()};
   Eigen::Vector3d vel = Eigen::Vector3d::Zero();

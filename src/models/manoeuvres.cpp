@@ -12,8 +12,8 @@ double smoothstep(double x) {
 }
 
 // Speed controller: wheel torques (drive) or brake pressures for a target speed.
-void hold_speed(const ManoeuvreSpec& m, const Vehicle& v, const VehicleOutputs& o, DriverState& d,
-                double target, double dt, VehicleInputs& in) {
+void hold_speed(const ManoeuvreSpec& m, const Vehicle& v, const VehicleOutputs& o, DriverState& d, double target,
+                double dt, VehicleInputs& in) {
   const auto& p = v.params;
   const double M = p.total_mass();
   const double R = p.axles[1].tyre.radius_m;
@@ -55,15 +55,24 @@ void steer_to(double command, double dt, DriverState& d, VehicleInputs& in) {
 
 const char* manoeuvre_name(ManoeuvreKind k) {
   switch (k) {
-    case ManoeuvreKind::constant: return "constant";
-    case ManoeuvreKind::straight_acceleration: return "straight_acceleration";
-    case ManoeuvreKind::steady_circle: return "steady_circle";
-    case ManoeuvreKind::double_lane_change: return "double_lane_change";
-    case ManoeuvreKind::braking: return "braking";
-    case ManoeuvreKind::bump_crossing: return "bump_crossing";
-    case ManoeuvreKind::coast_down: return "coast_down";
-    case ManoeuvreKind::seed003_straight: return "seed003_straight";
-    case ManoeuvreKind::seed003_circle: return "seed003_circle";
+    case ManoeuvreKind::constant:
+      return "constant";
+    case ManoeuvreKind::straight_acceleration:
+      return "straight_acceleration";
+    case ManoeuvreKind::steady_circle:
+      return "steady_circle";
+    case ManoeuvreKind::double_lane_change:
+      return "double_lane_change";
+    case ManoeuvreKind::braking:
+      return "braking";
+    case ManoeuvreKind::bump_crossing:
+      return "bump_crossing";
+    case ManoeuvreKind::coast_down:
+      return "coast_down";
+    case ManoeuvreKind::seed003_straight:
+      return "seed003_straight";
+    case ManoeuvreKind::seed003_circle:
+      return "seed003_circle";
   }
   return "?";
 }
@@ -105,8 +114,8 @@ void traction_control(const ManoeuvreSpec& m, const Vehicle& v, const VehicleOut
   }
 }
 
-VehicleInputs manoeuvre_inputs(const ManoeuvreSpec& m, const Vehicle& v, const VehicleOutputs& o,
-                               DriverState& d, double t, double dt) {
+VehicleInputs manoeuvre_inputs(const ManoeuvreSpec& m, const Vehicle& v, const VehicleOutputs& o, DriverState& d,
+                               double t, double dt) {
   const auto& p = v.params;
   VehicleInputs in;
   in.mu = m.mu;
@@ -208,17 +217,26 @@ ManoeuvreSpec load_manoeuvre(const JsonReader& r, const Vehicle& v) {
     if (type == manoeuvre_name(k)) m.kind = k;
   // Defaults per kind (issue 5 and Sinigaglia 2016 Table 4).
   switch (m.kind) {
-    case ManoeuvreKind::double_lane_change: m.start.speed = 80 / 3.6, m.duration_s = 8; break;
-    case ManoeuvreKind::braking: m.start.speed = 100 / 3.6, m.duration_s = 6, m.brake_pressure_Pa = 1.2e7; break;
-    case ManoeuvreKind::bump_crossing: m.start.speed = 15 / 3.6, m.duration_s = 8; break;
-    case ManoeuvreKind::coast_down: m.start.speed = 30, m.duration_s = 30; break;
+    case ManoeuvreKind::double_lane_change:
+      m.start.speed = 80 / 3.6, m.duration_s = 8;
+      break;
+    case ManoeuvreKind::braking:
+      m.start.speed = 100 / 3.6, m.duration_s = 6, m.brake_pressure_Pa = 1.2e7;
+      break;
+    case ManoeuvreKind::bump_crossing:
+      m.start.speed = 15 / 3.6, m.duration_s = 8;
+      break;
+    case ManoeuvreKind::coast_down:
+      m.start.speed = 30, m.duration_s = 30;
+      break;
     case ManoeuvreKind::seed003_straight:
     case ManoeuvreKind::seed003_circle:
       m.duration_s = 20;
       m.drive_torque_Nm = 100;
       m.driven = {true, true, true, true};
       break;
-    default: break;
+    default:
+      break;
   }
   m.duration_s = r.positive("duration_s", m.duration_s);
   if (r.has("speed_kmh") && r.has("speed_mps")) r.fail("give speed_kmh or speed_mps, not both");

@@ -9,8 +9,7 @@ namespace {
 // Contact of the wheel disc with a plane through X0 with unit normal n: the lowest rim point
 // along n lies at C - rho d, d = the normal projected on the wheel plane (Macchi 2010 Fig. 8.17:
 // ux = uA x n, ur = uA x ux).
-Contact plane_contact(const Vector3d& C, const Vector3d& a, double R0, const Vector3d& X0,
-                      const Vector3d& n) {
+Contact plane_contact(const Vector3d& C, const Vector3d& a, double R0, const Vector3d& X0, const Vector3d& n) {
   Contact c;
   Vector3d p = n - n.dot(a) * a;
   double pn = p.norm();
@@ -76,10 +75,10 @@ int road_contacts(const Road& road, const Vector3d& C, const Vector3d& a, double
     if (D > R0 + r || D < 1e-9) continue;
     const double zeta_road = r - b.height_m;  // road level in cylinder coordinates
     Contact c;
-    if (zeta / D >= zeta_road / r) {           // on the cap
+    if (zeta / D >= zeta_road / r) {  // on the cap
       c.normal = (xi * tx + zeta * n0) / D;
       c.penetration = R0 + r - D;
-    } else {                                   // on the edge of the cap
+    } else {  // on the edge of the cap
       double xe = std::copysign(std::sqrt(std::max(r * r - zeta_road * zeta_road, 0.0)), xi);
       double ex = xi - xe, ez = zeta - zeta_road;
       double De = std::hypot(ex, ez);
@@ -135,8 +134,9 @@ Road load_road(const JsonReader& r) {
     grid.ny = static_cast<int>(g->integer("ny", 2, 100000));
     grid.z_m = g->numbers("heights_m");
     if (grid.z_m.size() != static_cast<std::size_t>(grid.nx) * grid.ny)
-      g->at("heights_m").fail("expected nx * ny = " + std::to_string(grid.nx * grid.ny) + " heights, got " +
-                              std::to_string(grid.z_m.size()));
+      g->at("heights_m")
+          .fail("expected nx * ny = " + std::to_string(grid.nx * grid.ny) + " heights, got " +
+                std::to_string(grid.z_m.size()));
     g->finish();
   }
   r.finish();

@@ -74,8 +74,8 @@ double mf_peak_argument(double C, double E) {
   return 0.5 * (lo + hi);
 }
 
-CombinedSlip combined_slip(double sx, double sy, double Dx, double Dy, const MagicFormula& lx,
-                           const MagicFormula& ly, double ypx, double ypy, double falloff) {
+CombinedSlip combined_slip(double sx, double sy, double Dx, double Dy, const MagicFormula& lx, const MagicFormula& ly,
+                           double ypx, double ypy, double falloff) {
   CombinedSlip r;
   const double s = std::hypot(sx, sy);
   // Beyond the peak (s > 1) the curve falls off by `falloff` of its own drop: shape and slope
@@ -114,7 +114,8 @@ CombinedSlip combined_slip(double sx, double sy, double Dx, double Dy, const Mag
 }
 
 TyreModel::TyreModel(const TyreParams& params)
-    : p(params), ypx(mf_peak_argument(params.longitudinal.C, params.longitudinal.E)),
+    : p(params),
+      ypx(mf_peak_argument(params.longitudinal.C, params.longitudinal.E)),
       ypy(mf_peak_argument(params.lateral.C, params.lateral.E)) {}
 
 double TyreModel::mu_effective(double mu, double Fz) const {
@@ -130,8 +131,8 @@ double TyreModel::peak_tan_slip_angle(double mu, double Fz) const {
   return ypy * p.lateral.C * mu_effective(mu, Fz) * p.lateral.peak_factor / p.lateral.stiffness;
 }
 
-void evaluate_tyre(const TyreModel& m, const Road& road, double mu, double brake_torque_max,
-                   const WheelKinematics& k, TyreResult& out) {
+void evaluate_tyre(const TyreModel& m, const Road& road, double mu, double brake_torque_max, const WheelKinematics& k,
+                   TyreResult& out) {
   const TyreParams& p = m.p;
   std::array<Contact, kMaxContacts> contacts;
   out.n = road_contacts(road, k.C, k.a, p.radius_m, contacts);
@@ -191,8 +192,8 @@ void evaluate_tyre(const TyreModel& m, const Road& road, double mu, double brake
       // divided by a small V makes the wheel's discrete equation near-singular (I + dt/2 rho
       // Re dF/dv_s ~ 0: Newton stalls while a braked wheel stops). Full fall-off above 2 v_low.
       const double falloff = smoothstep01((std::abs(c.v_x) - p.low_speed_mps) / p.low_speed_mps);
-      CombinedSlip cs = combined_slip(c.kappa / kp, c.tan_alpha / ap, Dx, Dy, p.longitudinal,
-                                      p.lateral, ypx, ypy, falloff);
+      CombinedSlip cs =
+          combined_slip(c.kappa / kp, c.tan_alpha / ap, Dx, Dy, p.longitudinal, p.lateral, ypx, ypy, falloff);
       c.Fx = cs.Fx;
       c.Fy = cs.Fy;
       // d(sx, sy)/d(v_sx, v_sy) = -diag(1 / (V kp), 1 / (V ap))
@@ -225,8 +226,7 @@ void evaluate_tyre(const TyreModel& m, const Road& road, double mu, double brake
   out.brake_damping = brake_torque_max / wb * (std::abs(x) > 1e-6 ? std::tanh(x) / x : 1.0);
 }
 
-WheelKinematics wheel_kinematics(const WheelCoordinates& w, const Eigen::VectorXd& q,
-                                 const Eigen::VectorXd& qd) {
+WheelKinematics wheel_kinematics(const WheelCoordinates& w, const Eigen::VectorXd& q, const Eigen::VectorXd& qd) {
   WheelKinematics k;
   k.C = q.segment<3>(w.C);
   k.Cd = qd.segment<3>(w.C);
@@ -240,10 +240,9 @@ WheelKinematics wheel_kinematics(const WheelCoordinates& w, const Eigen::VectorX
   return k;
 }
 
-TyreForce::TyreForce(TyreParams p, std::shared_ptr<const Road> road, WheelCoordinates w,
-                     int input_brake, double brake_gain, int input_mu)
-    : m_(p), road_(std::move(road)), w_(w), input_brake_(input_brake), input_mu_(input_mu),
-      brake_gain_(brake_gain) {}
+TyreForce::TyreForce(TyreParams p, std::shared_ptr<const Road> road, WheelCoordinates w, int input_brake,
+                     double brake_gain, int input_mu)
+    : m_(p), road_(std::move(road)), w_(w), input_brake_(input_brake), input_mu_(input_mu), brake_gain_(brake_gain) {}
 
 std::vector<int> TyreForce::coordinates() const {
   std::vector<int> c;
@@ -253,8 +252,8 @@ std::vector<int> TyreForce::coordinates() const {
   return c;
 }
 
-void TyreForce::compute(const Eigen::VectorXd& q, const Eigen::VectorXd& qd,
-                        const Eigen::VectorXd& u, TyreResult& out) const {
+void TyreForce::compute(const Eigen::VectorXd& q, const Eigen::VectorXd& qd, const Eigen::VectorXd& u,
+                        TyreResult& out) const {
   WheelKinematics k = wheel_kinematics(w_, q, qd);
   double mu = m_.p.mu;
   if (input_mu_ >= 0 && u[input_mu_] > 0) mu = u[input_mu_];
@@ -266,8 +265,7 @@ void TyreForce::evaluate(const mb::Model&, const Eigen::VectorXd& x, const Eigen
                          const Eigen::VectorXd& u, double, mb::ForceSink& out) const {
   TyreResult res;
   compute(x, xd, u, res);
-  const Vector3d C = x.segment<3>(w_.C), a = x.segment<3>(w_.a), r = x.segment<3>(w_.r),
-                 s = x.segment<3>(w_.s);
+  const Vector3d C = x.segment<3>(w_.C), a = x.segment<3>(w_.a), r = x.segment<3>(w_.r), s = x.segment<3>(w_.s);
   const int base[4] = {w_.C, w_.a, w_.r, w_.s};
   auto add3 = [&](int slot, const Vector3d& f) {
     for (int k = 0; k < 3; ++k) out.add(slot + k, f[k]);

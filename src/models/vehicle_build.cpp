@@ -27,8 +27,7 @@ Matrix3d rot_zyx(double yaw, double pitch, double roll) {
 
 // Carrier frame relative to the chassis: E = Rz(delta) Rx(tilt); columns ex', ey', ez'.
 Matrix3d carrier_frame(double delta, double tilt) {
-  return (Eigen::AngleAxisd(delta, Vector3d::UnitZ()) * Eigen::AngleAxisd(tilt, Vector3d::UnitX()))
-      .toRotationMatrix();
+  return (Eigen::AngleAxisd(delta, Vector3d::UnitZ()) * Eigen::AngleAxisd(tilt, Vector3d::UnitX())).toRotationMatrix();
 }
 
 // One chassis-axis component of a carrier axis: c * g(delta) along basis vector `basis`
@@ -117,8 +116,8 @@ Vehicle build_vehicle(const VehicleParams& p, const Road& road_in) {
     WheelGeometry& g = veh.geometry[i];
     g.strut_point = p.wheel_centre(i) - p.cg_m;
     g.strut_axis = Vector3d(ax.suspension.axis.x(), side * ax.suspension.axis.y(), ax.suspension.axis.z());
-    g.toe = -side * ax.toe_in_rad;    // toe-in turns the left wheel's nose right
-    g.tilt = -side * ax.camber_rad;   // negative camber tilts the left wheel's top to -y
+    g.toe = -side * ax.toe_in_rad;  // toe-in turns the left wheel's nose right
+    g.tilt = -side * ax.camber_rad;  // negative camber tilts the left wheel's top to -y
     g.static_rolling_radius = ax.tyre.effective_radius(p.static_wheel_load(i) / ax.tyre.radial_stiffness_N_per_m);
 
     // Strut: C = P0 + strut_point + s axis (chassis axes), s = travel (+ bump).
@@ -240,12 +239,12 @@ Vehicle build_vehicle(const VehicleParams& p, const Road& road_in) {
   const double cda = p.drag_coefficient * p.frontal_area_m2;
   if (cda > 0) {
     Vector3d cp = p.pressure_centre_m ? Vector3d(*p.pressure_centre_m - p.cg_m) : Vector3d::Zero();
-    b.custom_force(std::make_shared<const AeroDrag>(0.5 * p.air_density_kg_per_m3 * cda, cp, b.entity(P0).slot, U, V,
-                                                    W, in.wind_x, in.wind_y));
+    b.custom_force(std::make_shared<const AeroDrag>(0.5 * p.air_density_kg_per_m3 * cda, cp, b.entity(P0).slot, U, V, W,
+                                                    in.wind_x, in.wind_y));
   }
 
-  std::vector<int> z{b.entity(P0).slot, b.entity(P0).slot + 1, b.entity(P0).slot + 2,
-                     b.entity(yaw).slot, b.entity(pitch).slot, b.entity(roll).slot};
+  std::vector<int> z{b.entity(P0).slot,  b.entity(P0).slot + 1, b.entity(P0).slot + 2,
+                     b.entity(yaw).slot, b.entity(pitch).slot,  b.entity(roll).slot};
   for (int i = 0; i < kWheels; ++i) z.push_back(b.entity(travel[i]).slot);
   for (int i = 0; i < kWheels; ++i) z.push_back(b.entity(spin[i]).slot);
   b.independent(z);
@@ -406,9 +405,11 @@ mb::State start_vehicle(const Vehicle& v, mb::Workspace& ws, const VehicleStart&
     if (w.steer >= 0) s.q[w.steer] = s.u[v.in.steer[i]];
   }
   pose_vehicle(v, s.q);
-  if (!mb::solve_position(m, s.q, s.u, ws).converged) throw std::runtime_error("start_vehicle: position problem failed");
+  if (!mb::solve_position(m, s.q, s.u, ws).converged)
+    throw std::runtime_error("start_vehicle: position problem failed");
   double residual = settle(v, s, ws);
-  if (!(residual < 1e-3)) throw std::runtime_error("start_vehicle: no static equilibrium (residual " + std::to_string(residual) + ")");
+  if (!(residual < 1e-3))
+    throw std::runtime_error("start_vehicle: no static equilibrium (residual " + std::to_string(residual) + ")");
   // Rigid motion: forward speed along the heading, yaw rate; wheels rolling freely.
   s.qd.setZero();
   s.qd[v.x] = st.speed * std::cos(st.yaw);

@@ -90,8 +90,8 @@ SuspensionParams read_suspension(const JsonReader& r) {
     // A damper dissipates: its force opposes the travel rate everywhere.
     for (std::size_t i = 0; i < s.damper.x.size(); ++i)
       if (s.damper.x[i] * s.damper.y[i] < 0)
-        d.at("force_N").fail("point " + std::to_string(i) + " (" + fmt(s.damper.x[i]) + " m/s, " +
-                             fmt(s.damper.y[i]) + " N) pushes the way the strut moves: a damper must oppose it");
+        d.at("force_N").fail("point " + std::to_string(i) + " (" + fmt(s.damper.x[i]) + " m/s, " + fmt(s.damper.y[i]) +
+                             " N) pushes the way the strut moves: a damper must oppose it");
     for (std::size_t i = 1; i < s.damper.x.size(); ++i)
       if (s.damper.y[i] < s.damper.y[i - 1]) d.at("force_N").fail("must not decrease with velocity");
   }
@@ -231,7 +231,8 @@ VehicleParams vehicle_params_from_json(const nlohmann::json& doc, const std::str
   auto front = axles.at("front"), rear = axles.at("rear");
   if (!(F.x_m > R.x_m)) front.at("x_m").fail("the front axle must lie ahead of the rear axle (x forward)");
   if (v.wheelbase() < F.tyre.radius_m + R.tyre.radius_m)
-    front.at("x_m").fail("wheelbase " + fmt(v.wheelbase()) + " m is shorter than the two tyre radii: the wheels overlap");
+    front.at("x_m").fail("wheelbase " + fmt(v.wheelbase()) +
+                         " m is shorter than the two tyre radii: the wheels overlap");
   if (!(v.cg_m.x() > R.x_m && v.cg_m.x() < F.x_m))
     r.at("chassis").at("cg_m").fail("the centre of gravity must lie between the axles (x between " + fmt(R.x_m) +
                                     " and " + fmt(F.x_m) + "), got x = " + fmt(v.cg_m.x()));
@@ -248,13 +249,16 @@ VehicleParams vehicle_params_from_json(const nlohmann::json& doc, const std::str
       ar.at("track_m").fail("the track is wider than the body (" + fmt(v.width_m) + " m) plus a tyre width");
     if (std::abs(v.cg_m.y()) > ax.track_m / 4)
       r.at("chassis").at("cg_m").fail("the centre of gravity is more than a quarter track off the centre line");
-    if (ax.steered != (a == 0)) ar.at("steered").fail(a == 0 ? "only steered front axles are supported" : "rear steering is not supported");
+    if (ax.steered != (a == 0))
+      ar.at("steered").fail(a == 0 ? "only steered front axles are supported" : "rear steering is not supported");
     // The static load must fit the tyre: deflection below a third of the radius.
     for (int side = 0; side < 2; ++side) {
       const int w = 2 * a + side;
       double defl = v.static_wheel_load(w) / ax.tyre.radial_stiffness_N_per_m;
       if (defl > ax.tyre.radius_m / 3)
-        ar.at("tyre").at("radial_stiffness_N_per_m").fail("static deflection " + fmt(defl) + " m exceeds a third of the radius");
+        ar.at("tyre")
+            .at("radial_stiffness_N_per_m")
+            .fail("static deflection " + fmt(defl) + " m exceeds a third of the radius");
       if (v.static_sprung_load(w) <= 0)
         r.at("chassis").fail("the sprung mass puts no load on wheel " + std::string(kWheelNames[w]));
     }

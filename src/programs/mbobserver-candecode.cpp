@@ -80,8 +80,7 @@ std::string id_text(std::uint32_t id, bool extended) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Decodes a candump -l or Vector ASC log with a DBC: one JSON object per frame",
-               "mbobserver-candecode"};
+  CLI::App app{"Decodes a candump -l or Vector ASC log with a DBC: one JSON object per frame", "mbobserver-candecode"};
   mbo::CommonOptions common;
   mbo::add_common_options(app, common);
   std::vector<std::string> dbc_files;
@@ -156,19 +155,16 @@ int main(int argc, char** argv) {
         ids += ", ...";
         break;
       }
-      ids += (ids.empty() ? "" : ", ") + id_text(key.second, key.first) + " (" +
-             std::to_string(count) + ")";
+      ids += (ids.empty() ? "" : ", ") + id_text(key.second, key.first) + " (" + std::to_string(count) + ")";
     }
     std::fprintf(stderr,
                  "mbobserver-candecode: %s: %llu frames, %llu decoded, %llu with unknown ids "
                  "(%zu distinct%s%s), %llu error frames, %llu remote frames, %llu bad lines "
                  "skipped, %llu timestamps going back\n",
                  log_file.c_str(), static_cast<unsigned long long>(frames),
-                 static_cast<unsigned long long>(decoded_frames),
-                 static_cast<unsigned long long>(unknown), unknown_ids.size(),
-                 ids.empty() ? "" : ": ", ids.c_str(), static_cast<unsigned long long>(errors),
-                 static_cast<unsigned long long>(remotes),
-                 static_cast<unsigned long long>(st.bad_lines),
+                 static_cast<unsigned long long>(decoded_frames), static_cast<unsigned long long>(unknown),
+                 unknown_ids.size(), ids.empty() ? "" : ": ", ids.c_str(), static_cast<unsigned long long>(errors),
+                 static_cast<unsigned long long>(remotes), static_cast<unsigned long long>(st.bad_lines),
                  static_cast<unsigned long long>(st.backwards));
     std::size_t k = 0;
     for (const auto& p : reader.problems()) {

@@ -18,7 +18,6 @@ namespace {
 
 using nlohmann::json;
 
-
 double wrap(double a) { return std::remainder(a, 2 * M_PI); }
 
 // The value at a path of object keys, or null when a key is missing or a level is no object.
@@ -44,8 +43,10 @@ int main(int argc, char** argv) {
   app.add_option("--truth", truth_file, "ground truth CSV (mbobserver-sim --truth)")->required();
   app.add_option("--estimates", est_file, "estimates, JSON lines (mbobserverd --record)")->required();
   app.add_option("--report", report, "also write the report to this file");
-  app.add_option("--metrics-from", from, "score estimates from this many seconds after the first")->capture_default_str();
-  app.add_option("--sideslip-min-speed", sideslip_min_speed, "score sideslip above this speed, m/s")->capture_default_str();
+  app.add_option("--metrics-from", from, "score estimates from this many seconds after the first")
+      ->capture_default_str();
+  app.add_option("--sideslip-min-speed", sideslip_min_speed, "score sideslip above this speed, m/s")
+      ->capture_default_str();
   return mbo::run_program(app, argc, argv, common, [&] {
     std::ifstream tin(truth_file);
     if (!tin) throw mbo::ConfigError(truth_file + ": cannot open file");
@@ -56,7 +57,8 @@ int main(int argc, char** argv) {
       std::stringstream hs(line);
       for (std::string c; std::getline(hs, c, ',');) head.push_back(c);
     }
-    if (head.empty() || head[0] != "t") throw mbo::ConfigError(truth_file + ":1: not a truth CSV (first column must be t)");
+    if (head.empty() || head[0] != "t")
+      throw mbo::ConfigError(truth_file + ":1: not a truth CSV (first column must be t)");
     std::map<std::string, std::size_t> col;
     for (std::size_t i = 0; i < head.size(); ++i) col[head[i]] = i;
     std::vector<std::vector<double>> rows;
@@ -73,7 +75,8 @@ int main(int argc, char** argv) {
         }
       }
       if (r.size() != head.size())
-        throw mbo::ConfigError(truth_file + ":" + std::to_string(lineno) + ": expected " + std::to_string(head.size()) + " columns");
+        throw mbo::ConfigError(truth_file + ":" + std::to_string(lineno) + ": expected " + std::to_string(head.size()) +
+                               " columns");
       rows.push_back(std::move(r));
     }
     if (rows.size() < 2) throw mbo::ConfigError(truth_file + ": no data rows");
@@ -91,20 +94,33 @@ int main(int argc, char** argv) {
       std::string truth;
       bool angle;
     };
-    std::vector<Q> qs = {{"x", {"state", "x"}, -1, "x", false},       {"y", {"state", "y"}, -1, "y", false},
-                         {"z", {"state", "z"}, -1, "z", false},       {"yaw", {"state", "yaw"}, -1, "yaw", true},
-                         {"pitch", {"state", "pitch"}, -1, "pitch", true}, {"roll", {"state", "roll"}, -1, "roll", true},
-                         {"vx", {"state", "vx"}, -1, "vx", false},    {"vy", {"state", "vy"}, -1, "vy", false},
+    std::vector<Q> qs = {{"x", {"state", "x"}, -1, "x", false},
+                         {"y", {"state", "y"}, -1, "y", false},
+                         {"z", {"state", "z"}, -1, "z", false},
+                         {"yaw", {"state", "yaw"}, -1, "yaw", true},
+                         {"pitch", {"state", "pitch"}, -1, "pitch", true},
+                         {"roll", {"state", "roll"}, -1, "roll", true},
+                         {"vx", {"state", "vx"}, -1, "vx", false},
+                         {"vy", {"state", "vy"}, -1, "vy", false},
                          {"yaw_rate", {"state", "yaw_rate"}, -1, "yaw_rate", false},
                          {"sideslip_deg", {"virtual", "sideslip_deg"}, -1, "sideslip_deg", false}};
     const char* W[4] = {"fl", "fr", "rl", "rr"};
     for (int w = 0; w < 4; ++w) {
-      qs.push_back({std::string("wheel_angle_") + W[w], {"virtual", "wheel_angle"}, w, std::string("wheel_angle_") + W[w], false});
-      qs.push_back({std::string("wheel_speed_") + W[w], {"virtual", "wheel_speed"}, w, std::string("wheel_speed_") + W[w], false});
+      qs.push_back({std::string("wheel_angle_") + W[w],
+                    {"virtual", "wheel_angle"},
+                    w,
+                    std::string("wheel_angle_") + W[w],
+                    false});
+      qs.push_back({std::string("wheel_speed_") + W[w],
+                    {"virtual", "wheel_speed"},
+                    w,
+                    std::string("wheel_speed_") + W[w],
+                    false});
       qs.push_back({std::string("tyre_fx_") + W[w], {"virtual", "tyre_fx"}, w, std::string("tyre_fx_") + W[w], false});
       qs.push_back({std::string("tyre_fy_") + W[w], {"virtual", "tyre_fy"}, w, std::string("tyre_fy_") + W[w], false});
       qs.push_back({std::string("tyre_fz_") + W[w], {"virtual", "tyre_fz"}, w, std::string("tyre_fz_") + W[w], false});
-      qs.push_back({std::string("travel_") + W[w], {"virtual", "suspension_travel"}, w, std::string("travel_") + W[w], false});
+      qs.push_back(
+          {std::string("travel_") + W[w], {"virtual", "suspension_travel"}, w, std::string("travel_") + W[w], false});
     }
     // A truth file may hold only what was measured (a reference system on a real car gives
     // position, velocity and sideslip, not tyre forces): quantities without a column are not
@@ -160,7 +176,8 @@ int main(int argc, char** argv) {
         const auto& q = qs[i];
         if (q.name == "sideslip_deg" && speed_of(*tr) < sideslip_min_speed) continue;
         const json* v = find_path(e, q.path);
-        if (v && q.index >= 0) v = v->is_array() && static_cast<std::size_t>(q.index) < v->size() ? &(*v)[q.index] : nullptr;
+        if (v && q.index >= 0)
+          v = v->is_array() && static_cast<std::size_t>(q.index) < v->size() ? &(*v)[q.index] : nullptr;
         if (!v || !v->is_number()) continue;  // a record without this output (e.g. not started)
         const double err = v->get<double>() - (*tr)[col[q.truth]];
         st[i].add(q.angle ? wrap(err) : err);

@@ -1,8 +1,8 @@
 // mbobserver-experiment SCENARIO.json [--report OUT.json] [--trace OUT.csv] [--seed N] [--runs N]
 // The three-simulation experiment (docs/interfaces.md); the JSON report goes to stdout.
 #include <fstream>
-#include <optional>
 #include <iostream>
+#include <optional>
 
 #include "mbobserver/core/program.hpp"
 #include "mbobserver/experiment/runner.hpp"

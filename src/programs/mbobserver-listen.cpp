@@ -70,7 +70,8 @@ class Listener {
     // Several listeners (and the daemon's own tests) may share a multicast port.
     socket_.set_option(asio::socket_base::reuse_address(true));
     socket_.bind(local, ec);
-    if (ec) throw std::runtime_error("cannot listen on " + bind + ":" + std::to_string(opt_.port) + ": " + ec.message());
+    if (ec)
+      throw std::runtime_error("cannot listen on " + bind + ":" + std::to_string(opt_.port) + ": " + ec.message());
     if (group) {
       if (group->is_v6())
         socket_.set_option(asio::ip::multicast::join_group(group->to_v6(), ifindex), ec);
@@ -110,8 +111,8 @@ class Listener {
 
   void arm_timeout() {
     if (opt_.timeout_s <= 0) return;
-    timer_.expires_after(std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-        std::chrono::duration<double>(opt_.timeout_s)));
+    timer_.expires_after(
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(opt_.timeout_s)));
     timer_.async_wait([this](const boost::system::error_code& ec) {
       if (ec) return;
       timed_out_ = true;
@@ -137,9 +138,10 @@ class Listener {
     const auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded() || !j.is_object() || !j.contains("schema") || !j["schema"].is_string()) {
       if (counts_.invalid++ == 0)
-        spdlog::warn("{}:{}: ignored a datagram that is not a JSON object with a \"schema\" ({} bytes); "
-                     "further ones are only counted",
-                     sender_.address().to_string(), sender_.port(), text.size());
+        spdlog::warn(
+            "{}:{}: ignored a datagram that is not a JSON object with a \"schema\" ({} bytes); "
+            "further ones are only counted",
+            sender_.address().to_string(), sender_.port(), text.size());
       return;
     }
     const std::string schema = j["schema"];
@@ -173,8 +175,7 @@ class Listener {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Receive mbobserverd's UDP/JSON datagrams and print or record them, one per line",
-               "mbobserver-listen"};
+  CLI::App app{"Receive mbobserverd's UDP/JSON datagrams and print or record them, one per line", "mbobserver-listen"};
   mbo::CommonOptions common;
   mbo::add_common_options(app, common);
   Options opt;
@@ -214,8 +215,7 @@ int main(int argc, char** argv) {
                  static_cast<unsigned long long>(c.invalid), static_cast<unsigned long long>(c.skipped),
                  opt.jsonl.empty() ? "" : ", written to ", opt.jsonl.c_str());
     if (listener.timed_out()) {
-      std::fprintf(stderr, "mbobserver-listen: error: no datagram on port %u for %g s\n", opt.port,
-                   opt.timeout_s);
+      std::fprintf(stderr, "mbobserver-listen: error: no datagram on port %u for %g s\n", opt.port, opt.timeout_s);
       return mbo::kExitRuntime;
     }
     return mbo::kExitOk;

@@ -9,14 +9,14 @@
 #include "mbobserver/runtime/daemon.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"mbobserver daemon: multibody vehicle observer publishing virtual sensors over UDP/JSON",
-               "mbobserverd"};
+  CLI::App app{"mbobserver daemon: multibody vehicle observer publishing virtual sensors over UDP/JSON", "mbobserverd"};
   mbo::CommonOptions common;
   mbo::add_common_options(app, common);
   std::string config, replay, rate = "realtime", record, summary;
   bool check = false, no_progress = false;
   double stop_after = 0;
-  app.add_option("--config", config, "configuration file (the repository ships config/mbobserver.json, the bundled drive's car)")
+  app.add_option("--config", config,
+                 "configuration file (the repository ships config/mbobserver.json, the bundled drive's car)")
       ->required();
   app.add_option("--replay", replay, "replay a candump -l or Vector ASC log instead of the live bus");
   app.add_option("--rate", rate, "replay pace: realtime, max or a factor (2 = twice real time)")->capture_default_str();
@@ -30,8 +30,8 @@ int main(int argc, char** argv) {
     // --log-level wins over the file's "log_level"
     if (app.count("--log-level") == 0) mbo::setup_logging("mbobserverd", cfg.log_level);
     if (check) {
-      std::cout << config << ": configuration OK (vehicle " << cfg.vehicle->params.name << ", "
-                << cfg.vehicle->model.nq << " coordinates, " << cfg.signals->mappings().size() << " mapped signals, "
+      std::cout << config << ": configuration OK (vehicle " << cfg.vehicle->params.name << ", " << cfg.vehicle->model.nq
+                << " coordinates, " << cfg.signals->mappings().size() << " mapped signals, "
                 << cfg.observer.settings.observed.size() << " observed coordinates, " << cfg.observer.filter_type
                 << ")\n";
       return 0;

@@ -12,10 +12,9 @@ namespace {
 bool looks_like_interface_name(const std::string& s) {
   // IFNAMSIZ - 1 characters, none of them '/', ':' or whitespace (dev_valid_name() in
   // net/core/dev.c).
-  return !s.empty() && s.size() < 16 && s != "." && s != ".." &&
-         std::none_of(s.begin(), s.end(), [](unsigned char c) {
-           return c == '/' || c == ':' || std::isspace(c) || !std::isprint(c);
-         });
+  return !s.empty() && s.size() < 16 && s != "." && s != ".." && std::none_of(s.begin(), s.end(), [](unsigned char c) {
+    return c == '/' || c == ':' || std::isspace(c) || !std::isprint(c);
+  });
 }
 
 }  // namespace
@@ -26,9 +25,7 @@ PublishConfig read_publish_config(const JsonReader& section) {
   c.address = section.string("address", c.address);
   boost::system::error_code ec;
   const auto address = boost::asio::ip::make_address(c.address, ec);
-  if (ec)
-    section.at("address").fail("expected an IPv4 or IPv6 address (no host names), got \"" +
-                               c.address + "\"");
+  if (ec) section.at("address").fail("expected an IPv4 or IPv6 address (no host names), got \"" + c.address + "\"");
   c.port = static_cast<std::uint16_t>(section.integer("port", 1, 65535, c.port));
   c.rate_hz = section.number_in("rate_hz", 0.1, 10000, c.rate_hz);
   c.status_period_s = section.number_in("status_period_s", 0.05, 3600, c.status_period_s);
@@ -39,10 +36,8 @@ PublishConfig read_publish_config(const JsonReader& section) {
     if (!c.multicast.interface.empty()) {
       const auto ifaddr = boost::asio::ip::make_address(c.multicast.interface, ec);
       if (ec ? !looks_like_interface_name(c.multicast.interface) : !ifaddr.is_v4())
-        m->at("interface").fail("expected an interface name or an IPv4 address, got \"" +
-                                c.multicast.interface + "\"");
-      if (!ec && address.is_v6())
-        m->at("interface").fail("an IPv6 group needs an interface name, not an address");
+        m->at("interface").fail("expected an interface name or an IPv4 address, got \"" + c.multicast.interface + "\"");
+      if (!ec && address.is_v6()) m->at("interface").fail("an IPv6 group needs an interface name, not an address");
     }
     m->finish();
   }
@@ -54,13 +49,12 @@ RuntimeConfig read_runtime_config(const JsonReader& section) {
   RuntimeConfig c;
   c.step_s = section.number_in("step_s", 1e-4, 1.0, c.step_s);
   // sched_get_priority_max(SCHED_FIFO) is 99 on Linux (sched(7)).
-  c.realtime_priority =
-      static_cast<int>(section.integer("realtime_priority", 0, 99, c.realtime_priority));
+  c.realtime_priority = static_cast<int>(section.integer("realtime_priority", 0, 99, c.realtime_priority));
   c.lock_memory = section.boolean("lock_memory", c.lock_memory);
   c.queue_capacity = static_cast<std::size_t>(
       section.integer("queue_capacity", 16, 1 << 20, static_cast<long long>(c.queue_capacity)));
-  c.estimate_queue_capacity = static_cast<std::size_t>(section.integer(
-      "estimate_queue_capacity", 2, 1 << 16, static_cast<long long>(c.estimate_queue_capacity)));
+  c.estimate_queue_capacity = static_cast<std::size_t>(
+      section.integer("estimate_queue_capacity", 2, 1 << 16, static_cast<long long>(c.estimate_queue_capacity)));
   c.watchdog = section.boolean("watchdog", c.watchdog);
   section.finish();
   return c;

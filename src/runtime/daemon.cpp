@@ -11,8 +11,8 @@
 #include <limits>
 #include <thread>
 
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include "mbobserver/io/log_reader.hpp"
 #include "mbobserver/io/socketcan_source.hpp"
@@ -154,7 +154,8 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
     std::uint8_t ch = 0;
     for (const auto& ic : cfg.signals->interfaces()) {
       auto o = io::SocketCanOptions::from(ic, ch++, cfg.signals->filter_ids());
-      auto src = std::make_unique<io::SocketCanSource>(io, o, [&](const io::CanFrame& f) { decoder.on_frame(f, monotonic_ns()); });
+      auto src = std::make_unique<io::SocketCanSource>(
+          io, o, [&](const io::CanFrame& f) { decoder.on_frame(f, monotonic_ns()); });
       src->on_fatal = [](const std::string& why) { spdlog::error("{}", why); };
       can_sources.push_back(std::move(src));
     }
@@ -163,7 +164,9 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
         const auto now = monotonic_ns();
         for (const auto& m : ms) decoder.push(m, now);
       });
-    if (can_sources.empty() && !nmea) throw ConfigError(cfg.file.string() + ": /can/interfaces: live operation needs at least one CAN interface or a \"gnss\" serial port");
+    if (can_sources.empty() && !nmea)
+      throw ConfigError(cfg.file.string() +
+                        ": /can/interfaces: live operation needs at least one CAN interface or a \"gnss\" serial port");
   }
 
   // Output: UDP/JSON and the --record file, on the I/O thread.
@@ -210,7 +213,8 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
       auto h = src->health();
       CanControllerStatus c;
       set_name(c.name, "can");
-      c.state = h.controller_state >= 0 && h.controller_state <= 5 ? static_cast<CanState>(h.controller_state) : CanState::unknown;
+      c.state = h.controller_state >= 0 && h.controller_state <= 5 ? static_cast<CanState>(h.controller_state)
+                                                                   : CanState::unknown;
       c.tx_errors = h.tx_errors;
       c.rx_errors = h.rx_errors;
       c.error_frames = h.error_frames;
@@ -349,7 +353,8 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
         for (;;) {
           drain_until(t);
           const auto seen = reader_events.load(std::memory_order_acquire);
-          if (watermark.load(std::memory_order_acquire) > t + kSameInstant_s || stop.load(std::memory_order_relaxed)) break;
+          if (watermark.load(std::memory_order_acquire) > t + kSameInstant_s || stop.load(std::memory_order_relaxed))
+            break;
           if (meas_q.depth() >= meas_q.capacity()) continue;  // the reader waits for room: make it
           reader_events.wait(seen, std::memory_order_acquire);
         }
@@ -359,7 +364,8 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
           break;
         if (opt.stop_after_s > 0 && t - t0 > opt.stop_after_s) break;
         step_start = monotonic_ns();
-        if (!opt.rate.max) misses.on_step(pacer.behind_s(t) > dt, classify_miss(previous_compute_s, dt, woke_in_time), step_start);
+        if (!opt.rate.max)
+          misses.on_step(pacer.behind_s(t) > dt, classify_miss(previous_compute_s, dt, woke_in_time), step_start);
       } else {
         StepTick tick = clock.wait();
         step_start = monotonic_ns();
@@ -397,7 +403,8 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
         const double done = read_fraction.load(std::memory_order_relaxed);
         const double el = (monotonic_ns() - mono0) * 1e-9;
         if (done > 0)
-          std::fprintf(stderr, "\rreplay %5.1f%%  log t=%.1f s  ETA %.0f s   ", 100 * done, t - t0, el * (1 - done) / done);
+          std::fprintf(stderr, "\rreplay %5.1f%%  log t=%.1f s  ETA %.0f s   ", 100 * done, t - t0,
+                       el * (1 - done) / done);
       }
     }
     if (replay && opt.progress) std::fprintf(stderr, "\n");
@@ -437,17 +444,15 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
       probs.push_back(log->problems()[i].message + " (line " + std::to_string(log->problems()[i].line) + ")");
     s["log_problems_first"] = probs;
   }
-  s["frames"] = {{"received", f.received},
-                 {"decoded", f.decoded},
-                 {"unknown_id", f.unknown},
-                 {"known_unmapped", frames.unmapped.load()},
-                 {"rejected_values", f.rejected},
-                 {"error_frames", frames.error_frames.load()}};
+  s["frames"] = {{"received", f.received},        {"decoded", f.decoded},
+                 {"unknown_id", f.unknown},       {"known_unmapped", frames.unmapped.load()},
+                 {"rejected_values", f.rejected}, {"error_frames", frames.error_frames.load()}};
   const auto steps = steps_done.load();
   s["steps"] = steps;
   s["estimator_time_s"] = steps * dt;
   s["wall_time_s"] = wall_s;
-  s["throughput"] = {{"steps_per_s", wall_s > 0 ? steps / wall_s : 0}, {"frames_per_s", wall_s > 0 ? f.received / wall_s : 0},
+  s["throughput"] = {{"steps_per_s", wall_s > 0 ? steps / wall_s : 0},
+                     {"frames_per_s", wall_s > 0 ? f.received / wall_s : 0},
                      {"real_time_factor", wall_s > 0 ? steps * dt / wall_s : 0}};
   s["deadline_misses"] = misses.steps();
   s["deadline_miss_episodes"] = {{"total", misses.episodes()}};
@@ -456,12 +461,15 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
   s["deadline_miss_episodes"]["first_at_monotonic_s"] = json::array();
   for (std::size_t i = 0; i < std::min<std::uint64_t>(misses.episodes(), DeadlineMisses::kKeptStarts); ++i)
     s["deadline_miss_episodes"]["first_at_monotonic_s"].push_back(misses.episode_start_ns(i) * 1e-9);
-  s["queues"] = {{"measurements", {{"overflows", meas_q.overflows()}, {"high_water", meas_q.high_water()}, {"capacity", meas_q.capacity()}}},
-                 {"estimates", {{"overflows", est_q.overflows()}, {"high_water", est_q.high_water()}, {"capacity", est_q.capacity()}}}};
+  s["queues"] = {
+      {"measurements",
+       {{"overflows", meas_q.overflows()}, {"high_water", meas_q.high_water()}, {"capacity", meas_q.capacity()}}},
+      {"estimates",
+       {{"overflows", est_q.overflows()}, {"high_water", est_q.high_water()}, {"capacity", est_q.capacity()}}}};
   s["latency_us"]["frame_to_step_clock"] = replay && opt.rate.max ? "log" : "wall";
   s["latency_us"].update(json{{"frame_to_step", summary_json(publisher.frame_to_step().summary())},
-                     {"step_compute", summary_json(publisher.step_compute().summary())},
-                     {"step_to_send", summary_json(publisher.step_to_send().summary())}});
+                              {"step_compute", summary_json(publisher.step_compute().summary())},
+                              {"step_to_send", summary_json(publisher.step_to_send().summary())}});
   const auto& oc = observer.counters();
   s["observer"] = {{"resets", oc.resets},
                    {"model_step_failures", oc.model_step_failures},
@@ -472,10 +480,13 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
   for (std::size_t b = 0; b < kFaultNames.size(); ++b) s["faults_steps"][std::string(kFaultNames[b])] = fault_counts[b];
   const auto& rec = observer.estimate();
   for (std::size_t k = 0; k < kSensorKindCount; ++k)
-    s["sensors"][std::string(kSensorKindNames[k])] = {{"fused", rec.sensors[k].fused}, {"rejected", rec.sensors[k].rejected},
+    s["sensors"][std::string(kSensorKindNames[k])] = {{"fused", rec.sensors[k].fused},
+                                                      {"rejected", rec.sensors[k].rejected},
                                                       {"timed_out", rec.sensors[k].timed_out}};
   const auto& pc = publisher.counters();
-  s["publisher"] = {{"estimates_sent", pc.estimates_sent}, {"status_sent", pc.status_sent}, {"send_errors", pc.send_errors},
+  s["publisher"] = {{"estimates_sent", pc.estimates_sent},
+                    {"status_sent", pc.status_sent},
+                    {"send_errors", pc.send_errors},
                     {"decimated", pc.decimated}};
   s["records_written"] = records_written;
   s["max_rss_mb"] = max_rss_mb();

@@ -127,8 +127,7 @@ ReplayRate parse_replay_rate(std::string_view text) {
   const char* end = text.data() + text.size();
   auto [ptr, ec] = std::from_chars(text.data(), end, factor);
   if (ec != std::errc() || ptr != end || !std::isfinite(factor) || !(factor > 0))
-    throw ConfigError("--rate: expected realtime, max or a positive factor, got \"" +
-                      std::string(text) + "\"");
+    throw ConfigError("--rate: expected realtime, max or a positive factor, got \"" + std::string(text) + "\"");
   return {false, factor};
 }
 

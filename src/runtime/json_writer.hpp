@@ -59,10 +59,22 @@ class JsonWriter {
   }
 
   // Shorthands for "key": value.
-  void field(std::string_view k, double v) { key(k); number(v); }
-  void field_int(std::string_view k, std::uint64_t v) { key(k); integer(v); }
-  void field_bool(std::string_view k, bool v) { key(k); boolean(v); }
-  void field_str(std::string_view k, std::string_view v) { key(k); string(v); }
+  void field(std::string_view k, double v) {
+    key(k);
+    number(v);
+  }
+  void field_int(std::string_view k, std::uint64_t v) {
+    key(k);
+    integer(v);
+  }
+  void field_bool(std::string_view k, bool v) {
+    key(k);
+    boolean(v);
+  }
+  void field_str(std::string_view k, std::string_view v) {
+    key(k);
+    string(v);
+  }
   template <class Array>
   void field_array(std::string_view k, const Array& values) {
     key(k);

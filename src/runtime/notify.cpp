@@ -38,8 +38,8 @@ std::chrono::microseconds Notifier::watchdog_interval() {
   return std::chrono::microseconds(0);
 }
 
-WatchdogFeeder::WatchdogFeeder(boost::asio::io_context& io, Notifier& notifier,
-                               const ProgressWatchdog& progress, std::chrono::microseconds interval)
+WatchdogFeeder::WatchdogFeeder(boost::asio::io_context& io, Notifier& notifier, const ProgressWatchdog& progress,
+                               std::chrono::microseconds interval)
     : timer_(io), notifier_(notifier), progress_(progress), interval_(interval) {}
 
 void WatchdogFeeder::start() {

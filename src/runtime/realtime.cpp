@@ -1,7 +1,7 @@
 #include "mbobserver/runtime/realtime.hpp"
 
-#include <algorithm>
 #include <alloca.h>
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -40,9 +40,8 @@ RealtimeResult apply_realtime(int priority, bool lock_memory) {
       // CAP_SYS_NICE is needed.
       result.warning += "realtime_priority " + std::to_string(priority) +
                         " not applied (pthread_setschedparam: " + std::strerror(err) +
-                        "; needs CAP_SYS_NICE or RLIMIT_RTPRIO >= " + std::to_string(priority) +
-                        ", now " + rlimit_text(RLIMIT_RTPRIO) +
-                        "): the estimator runs with normal scheduling. ";
+                        "; needs CAP_SYS_NICE or RLIMIT_RTPRIO >= " + std::to_string(priority) + ", now " +
+                        rlimit_text(RLIMIT_RTPRIO) + "): the estimator runs with normal scheduling. ";
     }
   }
   if (lock_memory) {
@@ -51,8 +50,8 @@ RealtimeResult apply_realtime(int priority, bool lock_memory) {
       result.memory_locked = false;
       // mlock(2): EPERM without CAP_IPC_LOCK and RLIMIT_MEMLOCK 0, ENOMEM beyond the limit.
       result.warning += std::string("lock_memory not applied (mlockall: ") + std::strerror(err) +
-                        "; needs CAP_IPC_LOCK or a large enough RLIMIT_MEMLOCK, now " +
-                        rlimit_text(RLIMIT_MEMLOCK) + " bytes): pages may be swapped out. ";
+                        "; needs CAP_IPC_LOCK or a large enough RLIMIT_MEMLOCK, now " + rlimit_text(RLIMIT_MEMLOCK) +
+                        " bytes): pages may be swapped out. ";
     }
   }
   if (!result.warning.empty()) {

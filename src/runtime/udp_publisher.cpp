@@ -21,8 +21,7 @@ std::uint64_t decimation_for(double rate_hz, double step_s) noexcept {
   return n < 1 ? 1 : static_cast<std::uint64_t>(n);
 }
 
-UdpPublisher::UdpPublisher(asio::io_context& io, const PublishConfig& config, double step_s,
-                           JsonOptions json)
+UdpPublisher::UdpPublisher(asio::io_context& io, const PublishConfig& config, double step_s, JsonOptions json)
     : io_(io),
       config_(config),
       json_(json),
@@ -78,9 +77,9 @@ void UdpPublisher::open_socket() {
       if (ec) throw std::runtime_error(where + ": multicast interface \"" + itf + "\": " + ec.message());
     }
   }
-  spdlog::info("publishing to {}:{} ({}), at most {} Hz (one step in {}), status every {} s",
-               config_.address, config_.port, address.is_multicast() ? "multicast" : "unicast",
-               config_.rate_hz, decimation_, config_.status_period_s);
+  spdlog::info("publishing to {}:{} ({}), at most {} Hz (one step in {}), status every {} s", config_.address,
+               config_.port, address.is_multicast() ? "multicast" : "unicast", config_.rate_hz, decimation_,
+               config_.status_period_s);
 }
 
 void UdpPublisher::start(EstimateQueue& queue, EventWakeup& wakeup, StatusFiller fill) {
@@ -183,8 +182,8 @@ bool UdpPublisher::send(const std::string& datagram) {
   socket_->send_to(asio::buffer(datagram), destination_, 0, ec);
   if (!ec) {
     if (logged_errno_ != 0) {
-      spdlog::info("publish to {}:{}: sending works again ({} datagrams failed so far)",
-                   config_.address, config_.port, counters_.send_errors);
+      spdlog::info("publish to {}:{}: sending works again ({} datagrams failed so far)", config_.address, config_.port,
+                   counters_.send_errors);
       logged_errno_ = 0;
     }
     return true;
@@ -193,8 +192,8 @@ bool UdpPublisher::send(const std::string& datagram) {
   counters_.last_send_errno = ec.value();
   if (ec.value() != logged_errno_) {
     // One line per kind of failure, not one per datagram; the count is in every status.
-    spdlog::warn("publish to {}:{}: send failed: {} ({}); counted, publishing continues",
-                 config_.address, config_.port, ec.message(), errno_name(ec.value()));
+    spdlog::warn("publish to {}:{}: send failed: {} ({}); counted, publishing continues", config_.address, config_.port,
+                 ec.message(), errno_name(ec.value()));
     logged_errno_ = ec.value();
   }
   return false;

@@ -42,8 +42,7 @@ TEST(JsonReader, UnknownKeyNamesFileAndPointer) {
   auto f = r.at("filter");
   auto n = f.at("plant_noise");
   n.number("zdd");
-  EXPECT_EQ(error_of([&] { n.finish(); }),
-            "cfg.json: /filter/plant_noise/zdd_typo: unknown key \"zdd_typo\"");
+  EXPECT_EQ(error_of([&] { n.finish(); }), "cfg.json: /filter/plant_noise/zdd_typo: unknown key \"zdd_typo\"");
 }
 
 TEST(JsonReader, WrongTypeNamesPointer) {
@@ -72,7 +71,9 @@ TEST(JsonReader, ArrayElementsHavePointers) {
 
 TEST(JsonReader, ChoiceListsAlternatives) {
   auto r = reader(R"({"type": "UKF"})");
-  EXPECT_EQ(error_of([&] { r.choice("type", {"errorEKF", "errorEKF-FE"}); }),
+  EXPECT_EQ(error_of([&] {
+              r.choice("type", {"errorEKF", "errorEKF-FE"});
+            }),
             "cfg.json: /type: unknown value \"UKF\" (expected one of: errorEKF, errorEKF-FE)");
 }
 
@@ -89,8 +90,7 @@ TEST(JsonReader, ANumberBeyondADoubleIsAConfigErrorWithItsPlace) {
 }
 
 TEST(JsonReader, MissingFileIsConfigError) {
-  EXPECT_EQ(error_of([] { JsonReader::from_file("/nonexistent/x.json"); }),
-            "/nonexistent/x.json: cannot open file");
+  EXPECT_EQ(error_of([] { JsonReader::from_file("/nonexistent/x.json"); }), "/nonexistent/x.json: cannot open file");
 }
 
 TEST(JsonReader, IntegerRejectsFraction) {

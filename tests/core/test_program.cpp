@@ -1,11 +1,11 @@
 // End-to-end: a program built on run_program + JsonReader exits 2 with one line naming the
 // file and the place for each kind of bad configuration, and 0 on a good one.
+#include <sys/wait.h>
 #include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <sys/wait.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -50,8 +50,8 @@ TEST(Program, GoodConfigExitsZero) {
 }
 
 TEST(Program, UnknownKeyExitsTwo) {
-  auto f = write("unknown.json",
-                 R"({"dt": 0.002, "filter": {"type": "errorEKF", "plant_noise": {"zdd": 1, "zd": 2}}})");
+  auto f =
+      write("unknown.json", R"({"dt": 0.002, "filter": {"type": "errorEKF", "plant_noise": {"zdd": 1, "zd": 2}}})");
   auto r = run(f);
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(lines(r.out), 1) << r.out;

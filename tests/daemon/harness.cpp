@@ -6,16 +6,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
-#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
-
 
 extern char** environ;
 
@@ -77,7 +76,9 @@ std::string first_difference(const std::string& a, const std::string& b) {
   const long line = 1 + std::count(a.begin(), a.begin() + static_cast<long>(i), '\n');
   // some context before the first differing byte, and what follows it in each
   const std::size_t from = i > 80 ? i - 80 : 0;
-  auto around = [&](const std::string& s) { return i >= s.size() ? std::string("(end)") : s.substr(from, i - from + 80); };
+  auto around = [&](const std::string& s) {
+    return i >= s.size() ? std::string("(end)") : s.substr(from, i - from + 80);
+  };
   return "first difference at byte " + std::to_string(i) + ", line " + std::to_string(line) + ":\n  " + around(a) +
          "\n  " + around(b) + "\n(" + std::to_string(a.size()) + " vs " + std::to_string(b.size()) + " bytes)";
 }
@@ -240,8 +241,7 @@ CandumpLog CandumpLog::without_ids_from(const std::vector<std::uint32_t>& ids, d
   CandumpLog out;
   const double from = t0() + from_s;
   for (const auto& l : lines) {
-    const bool cut = frame_time(l) >= from - 1e-7 &&
-                     std::find(ids.begin(), ids.end(), frame_id(l)) != ids.end();
+    const bool cut = frame_time(l) >= from - 1e-7 && std::find(ids.begin(), ids.end(), frame_id(l)) != ids.end();
     if (!cut) out.lines.push_back(l);
   }
   return out;
@@ -272,9 +272,9 @@ Replay replay(const fs::path& config, const fs::path& log, const std::string& ta
   Replay r;
   r.record = temp_path(tag + ".jsonl");
   const fs::path summary = temp_path(tag + ".summary.json");
-  std::vector<std::string> args = {"--config", config.string(), "--replay", log.string(), "--rate", rate,
-                                   "--record", r.record.string(), "--summary-json", summary.string(),
-                                   "--no-progress"};
+  std::vector<std::string> args = {
+      "--config", config.string(),   "--replay",       log.string(),     "--rate",       rate,
+      "--record", r.record.string(), "--summary-json", summary.string(), "--no-progress"};
   args.insert(args.end(), extra.begin(), extra.end());
   r.result = run(MBO_DAEMON, args, tag);
   if (fs::exists(summary)) r.summary = read_json(summary);

@@ -17,8 +17,9 @@ TEST(Accuracy, ReplayAgreesWithTheExperimentWithinTenPercent) {
   ASSERT_EQ(r.result.code, 0) << r.result.err;
 
   const fs::path eval_report = temp_path("eval.json");
-  const Result eval = run(MBO_EVAL, {"--truth", drive_truth().string(), "--estimates", r.record.string(),
-                                     "--metrics-from", "0.5", "--report", eval_report.string()},
+  const Result eval = run(MBO_EVAL,
+                          {"--truth", drive_truth().string(), "--estimates", r.record.string(), "--metrics-from", "0.5",
+                           "--report", eval_report.string()},
                           "eval");
   ASSERT_EQ(eval.code, 0) << eval.err;
   const json scored = read_json(eval_report);
@@ -59,7 +60,8 @@ TEST(Accuracy, EvalScoresTheTruthColumnsPresentAndCountsDamagedRecords) {
     std::stringstream ls(truth[0]);
     for (std::string c; std::getline(ls, c, ',');) head.push_back(c);
   }
-  const std::vector<std::string> keep = {"t", "x", "y", "vx", "vy", "sideslip_deg"};  // no "speed": sideslip gated on |v|
+  const std::vector<std::string> keep = {"t",  "x",  "y",
+                                         "vx", "vy", "sideslip_deg"};  // no "speed": sideslip gated on |v|
   std::string partial;
   for (const auto& line : truth) {
     std::stringstream ls(line);
@@ -81,14 +83,17 @@ TEST(Accuracy, EvalScoresTheTruthColumnsPresentAndCountsDamagedRecords) {
   const fs::path damaged = temp_path("damaged.jsonl");
   write_file(damaged, records);
 
-  const Result full = run(MBO_EVAL, {"--truth", drive_truth().string(), "--estimates", r.record.string(), "--metrics-from", "0.5"}, "full");
-  const Result part = run(MBO_EVAL, {"--truth", partial_truth.string(), "--estimates", damaged.string(), "--metrics-from", "0.5"}, "part");
+  const Result full = run(
+      MBO_EVAL, {"--truth", drive_truth().string(), "--estimates", r.record.string(), "--metrics-from", "0.5"}, "full");
+  const Result part = run(
+      MBO_EVAL, {"--truth", partial_truth.string(), "--estimates", damaged.string(), "--metrics-from", "0.5"}, "part");
   ASSERT_EQ(full.code, 0) << full.err;
   ASSERT_EQ(part.code, 0) << part.err;
   const json f = json::parse(full.out), p = json::parse(part.out);
   EXPECT_EQ(p["bad_lines"], 3);
   EXPECT_EQ(p["estimates"], f["estimates"]);
-  for (const char* q : {"x", "y", "vx", "vy", "sideslip_deg"}) EXPECT_EQ(p["rmse"]["observer"][q], f["rmse"]["observer"][q]) << q;
+  for (const char* q : {"x", "y", "vx", "vy", "sideslip_deg"})
+    EXPECT_EQ(p["rmse"]["observer"][q], f["rmse"]["observer"][q]) << q;
   EXPECT_FALSE(p["rmse"]["observer"].contains("tyre_fz_fl"));
   const auto& ns = p["not_scored"];
   EXPECT_NE(std::find(ns.begin(), ns.end(), "tyre_fz_fl"), ns.end());

@@ -80,9 +80,9 @@ TEST(BadInput, GarbageLinesAndATruncatedLastLineAreCountedAndSkipped) {
   const std::vector<std::pair<std::size_t, std::string>> garbage = {
       {100, "this is not a candump line"},
       {200, "(1700000000.5x) can0 080#0000000000000000"},  // bad time stamp
-      {300, "(1700000000.600000) can0 0G0#00"},              // id not hexadecimal
-      {400, "(1700000000.800000) can0 080#A67"},             // odd number of data digits
-      {500, ""},                                             // an empty line is no problem
+      {300, "(1700000000.600000) can0 0G0#00"},  // id not hexadecimal
+      {400, "(1700000000.800000) can0 080#A67"},  // odd number of data digits
+      {500, ""},  // an empty line is no problem
   };
   std::vector<std::size_t> bad_line_numbers;
   std::size_t inserted = 0;
@@ -154,7 +154,7 @@ TEST(BadInput, NonFiniteSignalValuesAreRejected) {
 TEST(BadInput, OutOfRangeSignalValuesAreRejectedLikeNaN) {
   CandumpLog out_of_range = piece(), nan = piece();
   int n = overwrite(out_of_range, kLatitude, 0.31, 0.41, le_double_hex(1000.0));  // [-90|90] deg
-  n += overwrite(out_of_range, kLongitude, 0.51, 0.61, le_double_hex(-400.0));    // [-180|180] deg
+  n += overwrite(out_of_range, kLongitude, 0.51, 0.61, le_double_hex(-400.0));  // [-180|180] deg
   overwrite(nan, kLatitude, 0.31, 0.41, le_double_hex(std::numeric_limits<double>::quiet_NaN()));
   overwrite(nan, kLongitude, 0.51, 0.61, le_double_hex(std::numeric_limits<double>::quiet_NaN()));
   ASSERT_EQ(n, 10);

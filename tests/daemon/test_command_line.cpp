@@ -39,8 +39,10 @@ TEST(CommandLine, CheckConfigRefusesUnknownKeysAndWrongTypesWithExitCode2) {
   const std::vector<BadConfig> cases = {
       {[](json& c) { c["colour"] = "red"; }, "/colour", "unknown key \"colour\""},
       {[](json& c) { c["publish"]["colour"] = "red"; }, "/publish/colour", "unknown key \"colour\""},
-      {[](json& c) { c["observer"]["gnss"]["antena"] = {1.2, 0, 1.45}; }, "/observer/gnss/antena",
-       "unknown key \"antena\""},
+      {[](json& c) {
+         c["observer"]["gnss"]["antena"] = {1.2, 0, 1.45};
+       },
+       "/observer/gnss/antena", "unknown key \"antena\""},
       {[](json& c) { c["publish"]["port"] = "47800"; }, "/publish/port", "expected an integer, got string"},
       {[](json& c) { c["runtime"]["step_s"] = true; }, "/runtime/step_s", "expected a number"},
       {[](json& c) { c["can"]["signals"]["gyro_z"]["signal"] = 5; }, "/can/signals/gyro_z/signal",
@@ -89,7 +91,8 @@ TEST(CommandLine, MissingOrUnreadableReplayFileIsExitCode2) {
   }
   {
     const std::string unwritable = (temp_path("no such dir") / "out.jsonl").string();
-    const Result r = run(MBO_DAEMON, {"--config", config.string(), "--replay", drive_log().string(), "--record", unwritable});
+    const Result r =
+        run(MBO_DAEMON, {"--config", config.string(), "--replay", drive_log().string(), "--record", unwritable});
     EXPECT_EQ(r.code, 2) << r.err;
     expect_one_line(r.err);
     EXPECT_THAT(r.err, HasSubstr(unwritable + ": cannot write"));

@@ -89,8 +89,9 @@ TEST(Datagrams, WhatTheDaemonSendsAndRecordsMatchesTheSchemas) {
   write_file(sent, jsonl);
   const Result v = validate(sent);
   EXPECT_EQ(v.code, 0) << v.out;
-  EXPECT_NE(v.out.find(std::to_string(datagrams.size()) + " of " + std::to_string(datagrams.size()) + " datagrams valid"),
-            std::string::npos)
+  EXPECT_NE(
+      v.out.find(std::to_string(datagrams.size()) + " of " + std::to_string(datagrams.size()) + " datagrams valid"),
+      std::string::npos)
       << v.out;
 
   // Every line of the record file is an estimate (without the wall-clock fields).

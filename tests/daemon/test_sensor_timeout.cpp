@@ -16,12 +16,12 @@ namespace {
 
 struct Outage {
   std::string name;
-  std::vector<std::uint32_t> ids;      // the CAN ids cut (config/can/vehicle.dbc)
-  std::vector<std::string> sensors;    // health.sensors entries that must time out
-  std::string fault;                   // health.faults name and summary faults_steps key
-  double timeout_s;                    // from config/mbobserver.json / the observer's default
-  std::vector<std::string> invalid;    // health.validity entries that must turn false
-  bool invalidates;                    // health.valid must turn false
+  std::vector<std::uint32_t> ids;  // the CAN ids cut (config/can/vehicle.dbc)
+  std::vector<std::string> sensors;  // health.sensors entries that must time out
+  std::string fault;  // health.faults name and summary faults_steps key
+  double timeout_s;  // from config/mbobserver.json / the observer's default
+  std::vector<std::string> invalid;  // health.validity entries that must turn false
+  bool invalidates;  // health.valid must turn false
 };
 
 void PrintTo(const Outage& o, std::ostream* os) { *os << o.name; }
@@ -64,7 +64,8 @@ TEST_P(SensorTimeout, IsReportedFromItsTimeoutOnAndCounted) {
       for (const auto& s : o.sensors)
         EXPECT_TRUE(rec["health"]["sensors"][s]["timed_out"].get<bool>()) << s << " at t = " << rec["t"];
       EXPECT_TRUE(has_fault(rec, o.fault)) << "t = " << rec["t"];
-      for (const auto& v : o.invalid) EXPECT_FALSE(rec["health"]["validity"][v].get<bool>()) << v << " at t = " << rec["t"];
+      for (const auto& v : o.invalid)
+        EXPECT_FALSE(rec["health"]["validity"][v].get<bool>()) << v << " at t = " << rec["t"];
       if (o.invalidates) {
         EXPECT_FALSE(rec["health"]["valid"].get<bool>()) << "t = " << rec["t"];
       }
@@ -99,7 +100,13 @@ INSTANTIATE_TEST_SUITE_P(
         // GNSS_Latitude, _Longitude, _Alt_Vel, _Accuracy. A fused sensor that stops makes the
         // estimate invalid; the position's own validity follows its standard deviation (dead
         // reckoning), so it is not in the list.
-        Outage{"gnss", {0x300, 0x301, 0x302, 0x303}, {"gnss_pos", "gnss_vel", "gnss_course"}, "gnss_timeout", 0.5, {}, true},
+        Outage{"gnss",
+               {0x300, 0x301, 0x302, 0x303},
+               {"gnss_pos", "gnss_vel", "gnss_course"},
+               "gnss_timeout",
+               0.5,
+               {},
+               true},
         // IMU_Accel, IMU_Gyro: the yaw gyro is fused (the accelerometers are not, in the default
         // errorEKF, so attitude stays valid): no heading, no virtual sensors.
         Outage{"imu", {0x080, 0x081}, {"accel", "gyro"}, "imu_timeout", 0.05, {"heading", "virtual_sensors"}, true},

@@ -214,16 +214,12 @@ TEST(ForceErrorConfig, NamesTheForcedCoordinatesInObservedOrder) {
     }
     return std::string("(no error)");
   };
-  EXPECT_NE(error(R"({"plant_noise": {"yaw": 1}, "initial_std": {"yaw": 1}})")
-                .find("/force_error/plant_noise"),
+  EXPECT_NE(error(R"({"plant_noise": {"yaw": 1}, "initial_std": {"yaw": 1}})").find("/force_error/plant_noise"),
             std::string::npos);  // yaw is not observed: an unknown key
-  EXPECT_NE(error(R"({"plant_noise": {"x": 1}, "initial_std": {"x": 1, "y": 1}})")
-                .find("\"y\" has no force error"),
+  EXPECT_NE(error(R"({"plant_noise": {"x": 1}, "initial_std": {"x": 1, "y": 1}})").find("\"y\" has no force error"),
             std::string::npos);
-  EXPECT_NE(error(R"({"plant_noise": {"x": 1}, "initial_std": {}})").find("missing \"x\""),
-            std::string::npos);
-  EXPECT_NE(error(R"({"plant_noise": {}, "initial_std": {}})").find("names no observed coordinate"),
-            std::string::npos);
+  EXPECT_NE(error(R"({"plant_noise": {"x": 1}, "initial_std": {}})").find("missing \"x\""), std::string::npos);
+  EXPECT_NE(error(R"({"plant_noise": {}, "initial_std": {}})").find("names no observed coordinate"), std::string::npos);
 }
 
 TEST(ErrorEkf, StiffModelJacobianTakenByTheModelsTrapezoidalRuleStaysBounded) {

@@ -1,11 +1,11 @@
 // The three-simulation experiment on the four-bar of Sinigaglia 2016, and what the tool says about
 // unobservable or bad scenarios.
+#include <sys/wait.h>
 #include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <sys/wait.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -28,8 +28,7 @@ nlohmann::json runs(exp::Scenario sc, const std::string& filter, int n) {
 
 std::string write_variant(const std::string& name, const std::function<void(nlohmann::json&)>& edit) {
   auto doc = load_json_file(kScenario);
-  for (auto k : {"truth", "model"})
-    doc[k]["model"] = std::string(MBO_SOURCE_DIR) + "/config/models/fourbar.json";
+  for (auto k : {"truth", "model"}) doc[k]["model"] = std::string(MBO_SOURCE_DIR) + "/config/models/fourbar.json";
   edit(doc);
   auto path = std::filesystem::temp_directory_path() / ("mbo_" + name + ".json");
   std::ofstream(path) << doc.dump(2);
@@ -100,7 +99,7 @@ TEST(Experiment, ForceErrorTracksTheTorquePulse) {
   before /= nb;
   during /= nd;
   std::printf("estimated torque on theta: %.1f N m before the pulse, %.1f N m during it\n", before, during);
-  EXPECT_NEAR(before, -10, 5);     // measured -9.1
+  EXPECT_NEAR(before, -10, 5);  // measured -9.1
   EXPECT_GT(during - before, 55);  // truth: +110; measured +79 (the filter lags the step)
 }
 
@@ -123,7 +122,8 @@ TEST(Experiment, UnobservedCoordinateIsReported) {
     "filter": {"type": "errorEKF", "plant_noise": {"theta1": 1, "theta2": 1},
                "initial_std": {"theta1": 0.1, "theta1_dot": 0.1, "theta2": 0.1, "theta2_dot": 0.1}}
   })");
-  for (auto k : {"truth", "model"}) doc[k]["model"] = std::string(MBO_SOURCE_DIR) + "/config/models/double_pendulum.json";
+  for (auto k : {"truth", "model"})
+    doc[k]["model"] = std::string(MBO_SOURCE_DIR) + "/config/models/double_pendulum.json";
   auto path = (std::filesystem::temp_directory_path() / "mbo_unobserved.json").string();
   std::ofstream(path) << doc.dump();
   auto sc = exp::load_scenario(path);

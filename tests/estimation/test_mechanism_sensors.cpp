@@ -25,8 +25,8 @@ Case fourbar_case() {
   c.sensors.push_back(std::make_shared<EncoderSensor>(c.m.coordinate("theta"), true));
   c.sensors.push_back(std::make_shared<BodyAngleSensor>(rod.basis[0], 0.2));
   c.sensors.push_back(std::make_shared<PlanarGyroSensor>(rod.basis[0], 0.0));
-  c.sensors.push_back(std::make_shared<PlanarAccelerometerSensor>(mb::body_point(rod, {3, 0.5, 0}), rod.basis[0],
-                                                                 0.7, c.m.gravity));
+  c.sensors.push_back(
+      std::make_shared<PlanarAccelerometerSensor>(mb::body_point(rod, {3, 0.5, 0}), rod.basis[0], 0.7, c.m.gravity));
   return c;
 }
 
@@ -62,7 +62,8 @@ TEST(MechanismSensors, GradientsMatchFiniteDifferences) {
         double q = c.sensors[si]->measure({m, x, xd, xdd}, 0, nullptr);
         *vars[w] = save;
         double d = c.sensors[si]->is_angle(0) ? wrap_angle(p - q) : p - q;
-        EXPECT_NEAR(a[w][i], d / (2 * h), 1e-6 * (1 + std::abs(a[w][i]))) << "sensor " << si << " wrt " << w << " slot " << i;
+        EXPECT_NEAR(a[w][i], d / (2 * h), 1e-6 * (1 + std::abs(a[w][i])))
+            << "sensor " << si << " wrt " << w << " slot " << i;
       }
     }
   }
@@ -92,7 +93,8 @@ TEST(MechanismSensors, JacobianRowThroughRMatchesTheKinematicProblems) {
     eval(s.q, s.qd, *c.sensors[si], &g);
     double hz = 0, hzd = 0;
     for (int i = 0; i < g.dq.n; ++i) hz += g.dq.value[i] * ws.R(g.dq.slot[i], 0);
-    for (int i = 0; i < g.dqd.n; ++i) hz += g.dqd.value[i] * ws.Rdot(g.dqd.slot[i], 0), hzd += g.dqd.value[i] * ws.R(g.dqd.slot[i], 0);
+    for (int i = 0; i < g.dqd.n; ++i)
+      hz += g.dqd.value[i] * ws.Rdot(g.dqd.slot[i], 0), hzd += g.dqd.value[i] * ws.R(g.dqd.slot[i], 0);
     const double h = 1e-6;
     auto at = [&](double dz, double dzd) {
       VectorXd q = s.q, qd = s.qd;

@@ -76,7 +76,8 @@ TEST(VehicleObserver, ForceJacobiansMatchTheFullDifferencesOfTheTyres) {
   // The cheap Jacobians (R, Rdot, Mbar held; only the applied forces differentiated) against
   // the full differences of eq. (67) on the sedan at 20 m/s with drive torque and steering:
   // the tyres' slip terms, which dominate both, agree.
-  auto v = models::build_vehicle(models::load_vehicle_params(std::string(MBO_SOURCE_DIR) + "/config/vehicles/sedan.json"));
+  auto v =
+      models::build_vehicle(models::load_vehicle_params(std::string(MBO_SOURCE_DIR) + "/config/vehicles/sedan.json"));
   models::VehicleInputs in;
   in.steer = 0.02;
   in.drive_torque = {150, 150, 0, 0};
@@ -113,7 +114,8 @@ TEST(VehicleObserver, ForceJacobiansMatchTheFullDifferencesOfTheTyres) {
     EXPECT_NEAR(V_f(w, w), V_all(w, w), 0.02 * std::abs(V_all(w, w))) << w;
   }
   EXPECT_LT((V_f - V_all).norm(), 0.005 * V_all.norm());  // 0.0007
-  EXPECT_LT((P_f - P_all).norm(), 0.05 * P_all.norm());  // 0.019: the full differences carry a 0.9 floor in the spin rows
+  EXPECT_LT((P_f - P_all).norm(),
+            0.05 * P_all.norm());  // 0.019: the full differences carry a 0.9 floor in the spin rows
   std::cout << "dzdd/dzd differs by " << (V_f - V_all).norm() / V_all.norm() << " (relative Frobenius), dzdd/dz by "
             << (P_f - P_all).norm() / P_all.norm() << "; spin FL " << V_all(3, 3) << " 1/s\n";
 }
@@ -123,7 +125,8 @@ TEST(VehicleObserver, TransitionOfASpinRateErrorIsTheModelStepsOwnResponse) {
   // wheel spin-rate error after one step, against what mb::step does with a state whose spin
   // rate is nudged: a tyre's slip mode decays within the step, so a nudge keeps only about half
   // of itself (the plain double integrator would keep all of it).
-  auto v = models::build_vehicle(models::load_vehicle_params(std::string(MBO_SOURCE_DIR) + "/config/vehicles/sedan.json"));
+  auto v =
+      models::build_vehicle(models::load_vehicle_params(std::string(MBO_SOURCE_DIR) + "/config/vehicles/sedan.json"));
   v.model.solver.tolerance = 1e-12;  // the nudge's effect, not the Newton tolerance
   models::VehicleInputs in;
   in.steer = 0.02;
@@ -166,8 +169,8 @@ TEST(VehicleObserver, TransitionOfASpinRateErrorIsTheModelStepsOwnResponse) {
     return P(3, j) / dt;
   };
   const double filter_keeps = kept(&o.jacobian_position(), &o.jacobian_velocity());
-  std::cout << "a spin-rate nudge keeps " << model_keeps << " of itself after one model step; the filter's transition says "
-            << filter_keeps << "\n";
+  std::cout << "a spin-rate nudge keeps " << model_keeps
+            << " of itself after one model step; the filter's transition says " << filter_keeps << "\n";
   EXPECT_GT(model_keeps, 0.3);
   EXPECT_LT(model_keeps, 0.8);
   EXPECT_NEAR(filter_keeps, model_keeps, 0.05 * model_keeps);
@@ -177,7 +180,8 @@ TEST(VehicleObserver, TransitionOfASpinRateErrorIsTheModelStepsOwnResponse) {
 TEST(VehicleObserver, FrictionJacobianMatchesTheFullDifferencesAndItsSign) {
   // dzdd/dmu of the estimated friction, forces-only against eq. (67) re-evaluated, on snow
   // (mu 0.3) at 15 m/s with the front wheels driven near their limit and some steering.
-  auto v = models::build_vehicle(models::load_vehicle_params(std::string(MBO_SOURCE_DIR) + "/config/vehicles/sedan.json"));
+  auto v =
+      models::build_vehicle(models::load_vehicle_params(std::string(MBO_SOURCE_DIR) + "/config/vehicles/sedan.json"));
   models::VehicleInputs in;
   in.steer = 0.03;
   in.mu = 0.3;
@@ -230,8 +234,9 @@ TEST(VehicleObserver, EstimatesTheSnowFrictionOnceTheTyresReachTheirLimit) {
   for (const char* q : {"tyre_fy_fl", "tyre_fy_fr", "tyre_fy_rl", "tyre_fy_rr"})
     EXPECT_LT(rmse(rep, "observer", q), 0.3 * rmse(rep, "model", q)) << q;
   EXPECT_EQ(rep["failures"]["resets"].get<int>(), 0);
-  std::cout << "friction RMSE " << rmse(rep, "observer", "friction") << "; tyre Fy FL " << rmse(rep, "observer", "tyre_fy_fl")
-            << " N against " << rmse(rep, "model", "tyre_fy_fl") << " N open loop\n";
+  std::cout << "friction RMSE " << rmse(rep, "observer", "friction") << "; tyre Fy FL "
+            << rmse(rep, "observer", "tyre_fy_fl") << " N against " << rmse(rep, "model", "tyre_fy_fl")
+            << " N open loop\n";
 }
 
 TEST(VehicleObserver, AbsBrakingDoesNotTrustJacobiansThatJumpBetweenPeriods) {
@@ -346,7 +351,8 @@ TEST(VehicleObserver, SameSamplesGiveTheSameEstimatesBitForBit) {
 
 TEST(VehicleObserver, CourseSideslipStdIsReadAndCheckedFromTheGnssSection) {
   // The course row's variance carries the model's sideslip error (docs/configuration.md).
-  const auto base = nlohmann::json::parse(std::ifstream(std::string(MBO_SOURCE_DIR) + "/config/mbobserver.json"))["observer"];
+  const auto base =
+      nlohmann::json::parse(std::ifstream(std::string(MBO_SOURCE_DIR) + "/config/mbobserver.json"))["observer"];
   auto sc = scenario("vehicle_double_lane_change.json", 1);
   auto read = [&](const nlohmann::json& section) {
     return est::read_vehicle_observer_config(JsonReader(section, "obs.json"), *sc.model);
@@ -365,7 +371,8 @@ TEST(VehicleObserver, CourseSideslipStdIsReadAndCheckedFromTheGnssSection) {
 }
 
 TEST(VehicleObserver, EstimatedInputsAreReadAndCheckedWithTheirPointers) {
-  const auto base = nlohmann::json::parse(std::ifstream(std::string(MBO_SOURCE_DIR) + "/config/mbobserver.json"))["observer"];
+  const auto base =
+      nlohmann::json::parse(std::ifstream(std::string(MBO_SOURCE_DIR) + "/config/mbobserver.json"))["observer"];
   auto sc = scenario("vehicle_double_lane_change.json", 1);
   auto read = [&](const nlohmann::json& section) {
     return est::read_vehicle_observer_config(JsonReader(section, "obs.json"), *sc.model);

@@ -26,7 +26,8 @@ struct ChassisSetup {
 };
 
 Eigen::Matrix3d mounting() {
-  return (Eigen::AngleAxisd(0.1, Eigen::Vector3d::UnitZ()) * Eigen::AngleAxisd(-0.05, Eigen::Vector3d::UnitY())).toRotationMatrix();
+  return (Eigen::AngleAxisd(0.1, Eigen::Vector3d::UnitZ()) * Eigen::AngleAxisd(-0.05, Eigen::Vector3d::UnitY()))
+      .toRotationMatrix();
 }
 
 void check_gradients(const mb::Model& m, const Sensor& s) {
@@ -56,7 +57,8 @@ void check_gradients(const mb::Model& m, const Sensor& s) {
         double q = s.measure({m, x, xd, xdd}, row, nullptr);
         *vars[w] = save;
         double fd = (s.is_angle(row) ? wrap_angle(p - q) : p - q) / (2 * h);
-        EXPECT_NEAR(a[w][i], fd, 1e-6 * (1 + std::abs(fd))) << "row " << row << " wrt " << w << " coordinate " << m.coordinate_names[i];
+        EXPECT_NEAR(a[w][i], fd, 1e-6 * (1 + std::abs(fd)))
+            << "row " << row << " wrt " << w << " coordinate " << m.coordinate_names[i];
       }
   }
 }
@@ -83,8 +85,10 @@ TEST(VehicleSensors, ImuMatchesRigidBodyKinematics) {
   // chassis rolled by phi the accelerometer returns T' C' (-g): pitch and roll from gravity.
   ChassisSetup s;
   const auto& m = s.m;
-  Eigen::Matrix3d C = (Eigen::AngleAxisd(0.7, Eigen::Vector3d::UnitZ()) * Eigen::AngleAxisd(0.1, Eigen::Vector3d::UnitY()) *
-                       Eigen::AngleAxisd(0.2, Eigen::Vector3d::UnitX())).toRotationMatrix();
+  Eigen::Matrix3d C =
+      (Eigen::AngleAxisd(0.7, Eigen::Vector3d::UnitZ()) * Eigen::AngleAxisd(0.1, Eigen::Vector3d::UnitY()) *
+       Eigen::AngleAxisd(0.2, Eigen::Vector3d::UnitX()))
+          .toRotationMatrix();
   VectorXd x = m.x0, xd = VectorXd::Zero(x.size()), xdd = VectorXd::Zero(x.size());
   Eigen::Vector3d omega(0.3, -0.4, 1.1);
   const int sl[3] = {s.f.u, s.f.v, s.f.w};
@@ -127,8 +131,8 @@ TEST(VehicleSensors, HallUnwrapperFollowsCountsThroughWrapAround) {
   EXPECT_NEAR(h.angle(250, 250.3 * step + 3 * range), 250.5 * step + 3 * range, 1e-12);
   const double base = 250.5 * step + 3 * range;
   EXPECT_NEAR(h.angle(255, 0), base + 5 * step, 1e-12);
-  EXPECT_NEAR(h.angle(3, 0), base + 9 * step, 1e-12);    // wrapped 255 -> 3 = +4
-  EXPECT_NEAR(h.angle(250, 0), base, 1e-12);             // backwards 3 -> 250 = -9
+  EXPECT_NEAR(h.angle(3, 0), base + 9 * step, 1e-12);  // wrapped 255 -> 3 = +4
+  EXPECT_NEAR(h.angle(250, 0), base, 1e-12);  // backwards 3 -> 250 = -9
   EXPECT_NEAR(h.angle(120, 0), base + 126 * step, 1e-12);  // 250 -> 120: +126 is shorter than -130
   EXPECT_NEAR(h.quantisation_std(), step / std::sqrt(12.0), 1e-15);
 }

@@ -205,15 +205,13 @@ TEST(Dbc, ErrorsNameFileAndLine) {
   };
   EXPECT_THAT(msg("BO_ 1 M: 8 N\n SG_ S : 0|8@2+ (1,0) [0|0] \"\" N\n"),
               HasSubstr("bad.dbc:2: SG_: S: byte order must be @0 or @1"));
-  EXPECT_THAT(msg("\n\n SG_ S : 0|8@1+ (1,0) [0|0] \"\" N\n"),
-              HasSubstr("bad.dbc:3: SG_: signal outside a message"));
+  EXPECT_THAT(msg("\n\n SG_ S : 0|8@1+ (1,0) [0|0] \"\" N\n"), HasSubstr("bad.dbc:3: SG_: signal outside a message"));
   EXPECT_THAT(msg("BO_ 1 A: 8 N\nBO_ 1 B: 8 N\n"), HasSubstr("bad.dbc:2: BO_: message id 1 (B)"));
   EXPECT_THAT(msg("BO_ 1 A: 8 N\n SG_ S m1 : 0|8@1+ (1,0) [0|0] \"\" N\n"),
               HasSubstr("bad.dbc:2: A.S: multiplexed (m1) but the message has 0 top-level"));
   EXPECT_THAT(msg("BO_ 1 A: 8 N\n SG_ S : 0|16@1+ (1,0) [0|0] \"\" N\nSIG_VALTYPE_ 1 S : 1;\n"),
               HasSubstr("bad.dbc:2: A.S: an IEEE float signal must be 32 bits long"));
-  EXPECT_THAT(msg("BO_ 1 A: 8 N\n SG_ S : 505|16@1+ (1,0) [0|0] \"\" N\n"),
-              HasSubstr("does not fit in 64 bytes"));
+  EXPECT_THAT(msg("BO_ 1 A: 8 N\n SG_ S : 505|16@1+ (1,0) [0|0] \"\" N\n"), HasSubstr("does not fit in 64 bytes"));
   EXPECT_THAT(msg("BO_ 5000 A: 8 N\n"), HasSubstr("standard id 5000 > 2047"));
   EXPECT_THAT(msg("BO_ 1 A: 65 N\n"), HasSubstr("payload size 65 > 64"));
   try {
@@ -266,8 +264,7 @@ TEST(Dbc, EncodeThenDecodeIsIdentityWithinOneStep) {
             // 2^64 - 1 is not a double: stay below the rounded bound.
             if (raw >= m.raw_max(i) && l.length > 53) raw = std::nextafter(m.raw_max(i), 0.0);
             v = (k % 2 == 0) ? raw * s.factor + s.offset
-                             : (raw + std::uniform_real_distribution<double>(-0.49, 0.49)(rng)) *
-                                       s.factor + s.offset;
+                             : (raw + std::uniform_real_distribution<double>(-0.49, 0.49)(rng)) * s.factor + s.offset;
             if (k <= 1) v = raw * s.factor + s.offset;
           } else {
             v = std::uniform_real_distribution<double>(-1e6, 1e6)(rng);
@@ -276,12 +273,12 @@ TEST(Dbc, EncodeThenDecodeIsIdentityWithinOneStep) {
           DecodedSignal out;
           ASSERT_TRUE(m.decode(i, d, out));
           const double step = std::fabs(s.factor);
-          double tol = l.type == ValueType::float32
-                           ? std::fabs(v) * 6e-8
-                           : (l.type == ValueType::float64
-                                  ? std::fabs(v) * 4e-16
-                                  : 0.5 * step + 4e-16 * (std::fabs(v) + std::fabs(s.offset)) +
-                                        step * std::ldexp(std::fabs(out.value - s.offset) / step, -52));
+          double tol =
+              l.type == ValueType::float32
+                  ? std::fabs(v) * 6e-8
+                  : (l.type == ValueType::float64 ? std::fabs(v) * 4e-16
+                                                  : 0.5 * step + 4e-16 * (std::fabs(v) + std::fabs(s.offset)) +
+                                                        step * std::ldexp(std::fabs(out.value - s.offset) / step, -52));
           EXPECT_LE(std::fabs(out.value - v), tol) << "raw " << out.raw_signed();
           ++checked;
         }

@@ -70,9 +70,7 @@ TEST(DbcOracle, RandomPayloadsDecodeLikeCanmatrix) {
           std::size_t i = rng() % m.signal_count();
           if (m.layout(i).mux_parent >= 0 && m.layout(i).end_byte <= d.size()) m.select(i, d);
         }
-        frames.push_back({{"id", m.message().id},
-                          {"extended", m.message().extended},
-                          {"data", hex(d)}});
+        frames.push_back({{"id", m.message().id}, {"extended", m.message().extended}, {"data", hex(d)}});
         sent.back().emplace_back(&m, std::move(d));
       }
     }
@@ -81,8 +79,7 @@ TEST(DbcOracle, RandomPayloadsDecodeLikeCanmatrix) {
   auto dir = mbo::test::scratch_dir("dbc_oracle");
   mbo::test::write_text(dir / "request.json", request.dump());
   auto r = mbo::test::run_command(mbo::test::python_command(
-      mbo::test::source_dir() / "tests/io/oracles/canmatrix_decode.py",
-      {dir / "request.json", dir / "reply.json"}));
+      mbo::test::source_dir() / "tests/io/oracles/canmatrix_decode.py", {dir / "request.json", dir / "reply.json"}));
   ASSERT_EQ(r.code, 0) << r.output;
   json reply = json::parse(mbo::test::read_text(dir / "reply.json"));
   ASSERT_EQ(reply["dbcs"].size(), files.size());
@@ -112,14 +109,12 @@ TEST(DbcOracle, RandomPayloadsDecodeLikeCanmatrix) {
           // canmatrix 0.9.5 drops plain m<n> signals from messages that also use
           // SG_MUL_VAL_ (its complex-multiplex path only follows SG_MUL_VAL_ entries).
           bool has_mul_val = false;
-          for (const auto& o : m->message().signals)
-            has_mul_val |= o.multiplexed() && o.mux_ranges.size() > 1;
+          for (const auto& o : m->message().signals) has_mul_val |= o.multiplexed() && o.mux_ranges.size() > 1;
           if (has_mul_val && s.mux_value && s.mux_ranges.size() == 1) {
             ++known_canmatrix_gaps;
             continue;
           }
-          ADD_FAILURE() << m->message().name << "." << s.name << " decoded by us only, data "
-                        << hex(data);
+          ADD_FAILURE() << m->message().name << "." << s.name << " decoded by us only, data " << hex(data);
           ++mismatches;
           continue;
         }
@@ -127,8 +122,7 @@ TEST(DbcOracle, RandomPayloadsDecodeLikeCanmatrix) {
         bool raw_equal;
         if (s.value_type == ValueType::integer) {
           const json& tr = (*it)["raw"];
-          raw_equal = s.is_signed ? tr.get<std::int64_t>() == d.raw_signed()
-                                  : tr.get<std::uint64_t>() == d.raw;
+          raw_equal = s.is_signed ? tr.get<std::int64_t>() == d.raw_signed() : tr.get<std::uint64_t>() == d.raw;
           raw_ours = s.is_signed ? static_cast<double>(d.raw_signed()) : static_cast<double>(d.raw);
         } else {
           if (s.value_type == ValueType::float32) {
@@ -146,9 +140,8 @@ TEST(DbcOracle, RandomPayloadsDecodeLikeCanmatrix) {
         ++values;
         if (!raw_equal || !phys_equal) {
           ++mismatches;
-          ADD_FAILURE() << m->message().name << "." << s.name << " data " << hex(data)
-                        << ": ours raw " << d.raw_signed() << " phys " << d.value
-                        << ", canmatrix " << it->dump();
+          ADD_FAILURE() << m->message().name << "." << s.name << " data " << hex(data) << ": ours raw "
+                        << d.raw_signed() << " phys " << d.value << ", canmatrix " << it->dump();
         }
       }
       // Nothing canmatrix decodes may be missing on our side.
@@ -162,9 +155,8 @@ TEST(DbcOracle, RandomPayloadsDecodeLikeCanmatrix) {
       }
     }
   }
-  std::cout << "[ oracle   ] " << files.size() << " DBC files, " << messages << " messages, "
-            << values << " signal values compared with canmatrix, " << mismatches
-            << " mismatches, " << known_canmatrix_gaps
+  std::cout << "[ oracle   ] " << files.size() << " DBC files, " << messages << " messages, " << values
+            << " signal values compared with canmatrix, " << mismatches << " mismatches, " << known_canmatrix_gaps
             << " values canmatrix does not decode (SG_MUL_VAL_ gap)\n";
   EXPECT_EQ(mismatches, 0u);
   EXPECT_GT(values, 30000u);

@@ -34,8 +34,8 @@ std::string hex(const CanFrame& f) {
 
 json python_can_read(const std::string& tag, const std::vector<std::filesystem::path>& files) {
   auto dir = mbo::test::scratch_dir(tag);
-  std::string cmd = mbo::test::python_command(
-      mbo::test::source_dir() / "tests/io/oracles/python_can_read.py", {dir / "reply.json"});
+  std::string cmd =
+      mbo::test::python_command(mbo::test::source_dir() / "tests/io/oracles/python_can_read.py", {dir / "reply.json"});
   for (const auto& f : files) {
     cmd.push_back(' ');
     cmd.append(mbo::test::quote(f));
@@ -100,8 +100,7 @@ Read read_text(const std::string& text) {
 
 // Random frames of every kind candump writes.
 std::vector<std::pair<CanFrame, std::string>> random_frames(std::size_t n, std::uint64_t seed) {
-  static const std::vector<std::string> names = {"can0", "vcan-long_name.1", "x", "slcan15charname",
-                                                 "can1"};
+  static const std::vector<std::string> names = {"can0", "vcan-long_name.1", "x", "slcan15charname", "can1"};
   static const int fd_lengths[] = {0, 1, 5, 8, 12, 16, 20, 24, 32, 48, 64};
   std::mt19937_64 rng(seed);
   std::vector<std::pair<CanFrame, std::string>> out;
@@ -184,8 +183,7 @@ TEST(Candump, RejectsBadLinesWithTheField) {
   EXPECT_EQ(parse_candump_line("(16000000x0.000000) can0 123#00", r), "timestamp: not a plain decimal number");
   EXPECT_EQ(parse_candump_line("(1600000000.0000x0) can0 123#00", r), "timestamp: not a plain decimal number");
   EXPECT_EQ(parse_candump_line("(1600000000:000000) can0 123#00", r), "timestamp: not a plain decimal number");
-  EXPECT_EQ(parse_candump_line("(1600000000.000000)can0 123#00", r),
-            "interface: expected a blank after the timestamp");
+  EXPECT_EQ(parse_candump_line("(1600000000.000000)can0 123#00", r), "interface: expected a blank after the timestamp");
   ASSERT_EQ(parse_candump_line("(9999999999.999999) can0 123#00", r), "");  // above 2^53 us
   EXPECT_EQ(r.t, 9999999999.999999);
   EXPECT_EQ(parse_candump_line("(nan) can0 123#00", r), "timestamp: not a plain decimal number");
@@ -197,10 +195,8 @@ TEST(Candump, RejectsBadLinesWithTheField) {
   EXPECT_EQ(parse_candump_line("(1.0) can0 800#00", r), "id: 11-bit id above 0x7FF");
   EXPECT_EQ(parse_candump_line("(1.0) can0 123#0", r), "data: odd number of hex digits");
   EXPECT_EQ(parse_candump_line("(1.0) can0 123#0Z", r), "data: not hexadecimal");
-  EXPECT_EQ(parse_candump_line("(1.0) can0 123#112233445566778899", r),
-            "data: more than 8 bytes in a classic frame");
-  EXPECT_EQ(parse_candump_line("(1.0) can0 123##0112233445566778899", r),
-            "data: not a CAN FD payload length");
+  EXPECT_EQ(parse_candump_line("(1.0) can0 123#112233445566778899", r), "data: more than 8 bytes in a classic frame");
+  EXPECT_EQ(parse_candump_line("(1.0) can0 123##0112233445566778899", r), "data: not a CAN FD payload length");
   EXPECT_EQ(parse_candump_line("(1.0) can0 123#R9", r), "data: remote frame DLC must be 0..8");
   EXPECT_EQ(parse_candump_line("(1.0) can0 123#00 extra", r), "unexpected text after the frame");
   EXPECT_EQ(parse_candump_line("(1.0) can0", r), "frame: missing");
@@ -254,8 +250,7 @@ TEST(Logs, SameFramesAsPythonCan) {
   mbo::test::write_text(dir / "padded.log", padded);
 
   std::vector<std::filesystem::path> files = {dir / "written.log", dir / "padded.log"};
-  for (const auto& f : mbo::test::files_with_extension(mbo::test::fixtures() / "asc", ".asc"))
-    files.push_back(f);
+  for (const auto& f : mbo::test::files_with_extension(mbo::test::fixtures() / "asc", ".asc")) files.push_back(f);
   json reply = python_can_read("logs_python_can", files);
   ASSERT_EQ(reply["files"].size(), files.size());
 
@@ -298,8 +293,7 @@ TEST(Logs, SameFramesAsPythonCan) {
       }
     }
   }
-  std::cout << "[ python-can ] " << files.size() << " logs, " << compared
-            << " frames compared with python-can\n";
+  std::cout << "[ python-can ] " << files.size() << " logs, " << compared << " frames compared with python-can\n";
   EXPECT_GT(compared, 6500u);
 }
 
@@ -340,8 +334,7 @@ TEST(Asc, FdFlagsTellClassicFromFd) {
   EXPECT_TRUE(f.fd && f.brs);
   EXPECT_EQ(f.len, 12);
   EXPECT_EQ(f.channel, 1);
-  ASSERT_EQ(p.parse_line("  1.0 CANFD 1 Rx 7ff 0 0 8 8 01 02 03 04 05 06 07 08 0 0 0 0", f),
-            AscParser::Kind::frame);
+  ASSERT_EQ(p.parse_line("  1.0 CANFD 1 Rx 7ff 0 0 8 8 01 02 03 04 05 06 07 08 0 0 0 0", f), AscParser::Kind::frame);
   EXPECT_FALSE(f.fd);  // no EDL flag: a classic frame on an FD channel
   EXPECT_EQ(p.parse_line("  1.0 CANFD 1 Rx 7ff 0 0 8 8 01 02 03", f), AscParser::Kind::bad);
   EXPECT_EQ(p.error(), "data: missing or invalid byte");
@@ -385,8 +378,8 @@ TEST(LogReader, BadInputIsCountedWithLineNumbersNeverFatal) {
 
 TEST(LogReader, OverlongLinesInAFileAreSkippedWhateverTheBufferSize) {
   auto dir = mbo::test::scratch_dir("log_overlong");
-  std::string text = "(1.000000) can0 123#00\n(2.0) can0 " + std::string(300000, 'x') +
-                     "\n(3.000000) can0 123#01\n" + std::string(200000, 'y');
+  std::string text = "(1.000000) can0 123#00\n(2.0) can0 " + std::string(300000, 'x') + "\n(3.000000) can0 123#01\n" +
+                     std::string(200000, 'y');
   mbo::test::write_text(dir / "a.log", text);
   Read r = read_file(dir / "a.log");
   ASSERT_EQ(r.frames.size(), 2u);

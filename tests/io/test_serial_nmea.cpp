@@ -1,9 +1,9 @@
 // SerialNmeaSource over a pseudo-terminal (a real tty: termios, baud rate, hang-up), the line
 // assembler byte by byte, and the "gnss" config section.
-#include <chrono>
-#include <cstdlib>
 #include <fcntl.h>
 #include <unistd.h>
+#include <chrono>
+#include <cstdlib>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -56,8 +56,7 @@ TEST(SerialNmea, LineAssemblerSplitsAndBoundsLines) {
 
 TEST(SerialNmea, ConfigSection) {
   auto dir = mbo::test::scratch_dir("gnss_config");
-  mbo::test::write_text(dir / "ok.json",
-                        R"({"device": "/dev/ttyACM0", "baud": 115200, "velocity_from": "vtg"})");
+  mbo::test::write_text(dir / "ok.json", R"({"device": "/dev/ttyACM0", "baud": 115200, "velocity_from": "vtg"})");
   SerialNmeaOptions o = read_gnss_serial_config(mbo::JsonReader::from_file(dir / "ok.json"));
   EXPECT_EQ(o.device, "/dev/ttyACM0");
   EXPECT_EQ(o.baud, 115200u);
@@ -86,9 +85,7 @@ TEST(SerialNmea, ReadsSentencesFromATtyAndReopensAfterHangup) {
   o.reconnect_initial_s = 0.001;
   o.reconnect_max_s = 0.004;
   std::vector<mbo::Measurement> got;
-  SerialNmeaSource src(io, o, [&](std::span<const mbo::Measurement> m) {
-    got.insert(got.end(), m.begin(), m.end());
-  });
+  SerialNmeaSource src(io, o, [&](std::span<const mbo::Measurement> m) { got.insert(got.end(), m.begin(), m.end()); });
   src.start();
   ASSERT_TRUE(src.health().connected) << src.health().last_error;
   const std::string text =

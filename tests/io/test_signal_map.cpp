@@ -19,8 +19,7 @@ namespace {
 std::filesystem::path example() { return mbo::test::source_dir() / "config/can/vehicle_signals.json"; }
 
 // A config next to a copy of vehicle.dbc, with `signals` as the "signals" object.
-std::string config_error(const std::string& name, const std::string& signals,
-                         const std::string& extra = "") {
+std::string config_error(const std::string& name, const std::string& signals, const std::string& extra = "") {
   auto dir = mbo::test::scratch_dir("signal_map");
   std::filesystem::copy_file(mbo::test::source_dir() / "config/can/vehicle.dbc", dir / "vehicle.dbc",
                              std::filesystem::copy_options::overwrite_existing);
@@ -28,8 +27,8 @@ std::string config_error(const std::string& name, const std::string& signals,
                         "BO_ 1 Odd: 8 N\n"
                         " SG_ Angle : 0|16@1- (0.01,0) [0|0] \"Unit_DegreOfArc\" N\n"
                         " SG_ Rate : 16|16@1- (0.01,0) [0|0] \"\" N\n");
-  mbo::test::write_text(dir / name, "{\"dbc\": [\"vehicle.dbc\", \"odd.dbc\"]" + extra +
-                                        ", \"signals\": " + signals + "}");
+  mbo::test::write_text(dir / name,
+                        "{\"dbc\": [\"vehicle.dbc\", \"odd.dbc\"]" + extra + ", \"signals\": " + signals + "}");
   try {
     SignalMap::from_config(mbo::JsonReader::from_file(dir / name));
   } catch (const mbo::ConfigError& e) {
@@ -116,7 +115,8 @@ TEST(SignalMap, ErrorsNameTheConfigFileAndPointer) {
   EXPECT_THAT(config_error("g.json", R"({"gyro_z": {"signal": "IMU_Gyro.GyroZ", "scale": 2}})"),
               HasSubstr("g.json: /signals/gyro_z/scale: unit \"rad/s\" of IMU_Gyro.GyroZ converts by itself"));
   EXPECT_THAT(config_error("h.json", R"({"accel_x": {"signal": "Steering.RoadWheelAngle"}})"),
-              HasSubstr("h.json: /signals/accel_x: unit \"deg\" of Steering.RoadWheelAngle is an angle, accel_x needs an acceleration"));
+              HasSubstr("h.json: /signals/accel_x: unit \"deg\" of Steering.RoadWheelAngle is an angle, accel_x needs "
+                        "an acceleration"));
   EXPECT_THAT(config_error("i.json", R"({"wheel_count_fl": {"signal": "IMU_Gyro.GyroZ"}})"),
               HasSubstr("i.json: /signals/wheel_count_fl/signal: IMU_Gyro.GyroZ cannot be a wheel counter"));
   EXPECT_THAT(config_error("j.json", R"({"gyro_z": {"signal": "IMU_Gyro.GyroZ", "sclae": 1}})"),

@@ -221,8 +221,8 @@ TEST(SocketCan, ReadsFramesErrorsAndReconnectsWithBackoff) {
   shared->failures_before_open = 3;  // the interface is not there yet
   boost::asio::io_context io;
   std::vector<CanFrame> got;
-  SocketCanSource src(io, fast_options(), [&](const CanFrame& f) { got.push_back(f); },
-                      std::make_unique<PairBackend>(shared));
+  SocketCanSource src(
+      io, fast_options(), [&](const CanFrame& f) { got.push_back(f); }, std::make_unique<PairBackend>(shared));
   src.start();
   ASSERT_TRUE(run_until(io, [&] { return shared->opens == 1; }));
   EXPECT_EQ(shared->attempts, 4);
@@ -230,8 +230,7 @@ TEST(SocketCan, ReadsFramesErrorsAndReconnectsWithBackoff) {
   const double before = monotonic_s();
   for (const auto& rec : {classic(0x123, {0xAA, 0xBB}), classic(0x18FEF100 | CAN_EFF_FLAG, {1}),
                           classic(CAN_ERR_FLAG | CAN_ERR_CRTL, {0, 4, 0, 0, 0, 0, 0, 0}),
-                          fd_record(0x100, 12, CANFD_BRS | CANFD_ESI),
-                          std::vector<std::uint8_t>{1, 2, 3, 4, 5}})
+                          fd_record(0x100, 12, CANFD_BRS | CANFD_ESI), std::vector<std::uint8_t>{1, 2, 3, 4, 5}})
     ASSERT_EQ(::send(peer, rec.data(), rec.size(), 0), static_cast<ssize_t>(rec.size()));
   ASSERT_TRUE(run_until(io, [&] { return src.health().bad_records == 1; }));
   const double after = monotonic_s();
@@ -283,7 +282,8 @@ TEST(SocketCan, PermanentFailureStopsRetrying) {
   shared->permanent = true;
   boost::asio::io_context io;
   int fatal_calls = 0;
-  SocketCanSource src(io, fast_options(), [](const CanFrame&) {}, std::make_unique<PairBackend>(shared));
+  SocketCanSource src(
+      io, fast_options(), [](const CanFrame&) {}, std::make_unique<PairBackend>(shared));
   src.on_fatal = [&](const std::string&) { ++fatal_calls; };
   src.start();
   io.run_for(std::chrono::milliseconds(30));
@@ -298,7 +298,8 @@ TEST(SocketCan, BusOffIsReportedAndRestartedWhenAsked) {
   boost::asio::io_context io;
   auto o = fast_options();
   o.restart_bus_off = true;
-  SocketCanSource src(io, o, [](const CanFrame&) {}, std::make_unique<PairBackend>(shared));
+  SocketCanSource src(
+      io, o, [](const CanFrame&) {}, std::make_unique<PairBackend>(shared));
   src.start();
   ASSERT_TRUE(run_until(io, [&] { return src.health().controller_state == CAN_STATE_ERROR_ACTIVE; }));
   EXPECT_EQ(shared->restarts, 1);

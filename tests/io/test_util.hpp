@@ -1,6 +1,7 @@
 // Helpers shared by the io tests: fixture paths, scratch files, running the Python oracles.
 #pragma once
 
+#include <sys/wait.h>
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -8,7 +9,6 @@
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
 #include <vector>
 
 namespace mbo::test {

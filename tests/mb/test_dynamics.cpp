@@ -78,9 +78,10 @@ TEST(Dynamics, FourBarUnderGravityThirtySeconds) {
   Sim sim(load_model(mbo::test::model_path("fourbar")));
   sim.start({1.0});
   auto c = run(sim, 1e-3, 30);
-  std::printf("fourbar 30 s @1 ms: max|Phi| %.2e  max|Phi_q qd| %.2e  max|acc| %.2e  max|E-E0| %.2e J  "
-              "max|dE/dt| %.2e W  max iterations %d\n",
-              c.max_phi, c.max_vel, c.max_acc, c.max_dE, c.max_dEdt, c.max_iterations);
+  std::printf(
+      "fourbar 30 s @1 ms: max|Phi| %.2e  max|Phi_q qd| %.2e  max|acc| %.2e  max|E-E0| %.2e J  "
+      "max|dE/dt| %.2e W  max iterations %d\n",
+      c.max_phi, c.max_vel, c.max_acc, c.max_dE, c.max_dEdt, c.max_iterations);
   EXPECT_TRUE(c.all_converged);
   EXPECT_LT(c.max_phi, 1e-9);  // Newton stops at |dq| <= 1e-10, which leaves Phi of that order
   EXPECT_LT(c.max_vel, 5e-9);  // the projection stops at 1e-10 relative to |qd| (up to ~12 here)
@@ -94,9 +95,10 @@ TEST(Dynamics, SliderCrankThroughDeadCentres) {
   Sim sim(load_model(mbo::test::model_path("slider_crank")));
   sim.start({0.0});  // released at rest from the dead centre (Farci 2019 Table 3.2)
   auto c = run(sim, 1e-3, 30);
-  std::printf("slider-crank 30 s @1 ms: max|Phi| %.2e  max|Phi_q qd| %.2e  max|acc| %.2e  max|E-E0| %.2e J  "
-              "max|dE/dt| %.2e W  max iterations %d  theta in [%.2f, %.2f]\n",
-              c.max_phi, c.max_vel, c.max_acc, c.max_dE, c.max_dEdt, c.max_iterations, c.z_min, c.z_max);
+  std::printf(
+      "slider-crank 30 s @1 ms: max|Phi| %.2e  max|Phi_q qd| %.2e  max|acc| %.2e  max|E-E0| %.2e J  "
+      "max|dE/dt| %.2e W  max iterations %d  theta in [%.2f, %.2f]\n",
+      c.max_phi, c.max_vel, c.max_acc, c.max_dE, c.max_dEdt, c.max_iterations, c.z_min, c.z_max);
   EXPECT_TRUE(c.all_converged);
   EXPECT_LT(c.max_phi, 1e-9);
   EXPECT_LT(c.max_vel, 5e-9);

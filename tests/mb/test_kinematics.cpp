@@ -130,7 +130,8 @@ TEST(Kinematics, RTransposeProductMatchesTheFormedR) {
     VectorXd expected = ws.R.transpose() * v;
     apply_Rt(m, ws, v, out);
     double scale = 1 + expected.cwiseAbs().maxCoeff();
-    for (std::size_t j = 0; j < m.z.size(); ++j) EXPECT_NEAR(out[m.z[j]], expected[j], 1e-12 * scale) << name << " z " << j;
+    for (std::size_t j = 0; j < m.z.size(); ++j)
+      EXPECT_NEAR(out[m.z[j]], expected[j], 1e-12 * scale) << name << " z " << j;
     for (int i = 0; i < m.nq; ++i)
       if (std::find(m.z.begin(), m.z.end(), i) == m.z.end()) {
         EXPECT_EQ(out[i], 0.0) << name << " dependent slot " << i;

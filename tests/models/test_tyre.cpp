@@ -52,7 +52,9 @@ TEST(Tyre, PureSlipStiffnessAndPeak) {
   for (double mu : {1.0, 0.6, 0.3}) {
     const double Dx = mu * Fz, Dy = mu * 1.05 * Fz;
     const double kp = m.peak_slip_ratio(mu, Fz), ap = m.peak_tan_slip_angle(mu, Fz);
-    auto Fx = [&](double kappa) { return combined_slip(kappa / kp, 0, Dx, Dy, p.longitudinal, p.lateral, m.ypx, m.ypy).Fx; };
+    auto Fx = [&](double kappa) {
+      return combined_slip(kappa / kp, 0, Dx, Dy, p.longitudinal, p.lateral, m.ypx, m.ypy).Fx;
+    };
     auto Fy = [&](double ta) { return combined_slip(0, ta / ap, Dx, Dy, p.longitudinal, p.lateral, m.ypx, m.ypy).Fy; };
     // Slip stiffness B C D = stiffness * Fz whatever mu (MF 2002: lambda_mu scales D only).
     EXPECT_NEAR((Fx(1e-6) - Fx(-1e-6)) / 2e-6, 19 * Fz, 1e-4 * 19 * Fz) << mu;
@@ -101,7 +103,9 @@ TEST(Tyre, CombinedSlipDerivativeMatchesFiniteDifferences) {
       auto my = combined_slip(sx, sy - h, 4000, 4200, lx, ly, ypx, ypy, falloff);
       Eigen::Matrix2d fd;
       fd << (px.Fx - mx.Fx) / (2 * h), (py.Fx - my.Fx) / (2 * h), (px.Fy - mx.Fy) / (2 * h), (py.Fy - my.Fy) / (2 * h);
-      EXPECT_LT((r.dF_dsigma - fd).norm(), 1e-5 * fd.norm() + 1e-3) << sx << " " << sy << "\n" << r.dF_dsigma << "\n" << fd;
+      EXPECT_LT((r.dF_dsigma - fd).norm(), 1e-5 * fd.norm() + 1e-3) << sx << " " << sy << "\n"
+                                                                    << r.dF_dsigma << "\n"
+                                                                    << fd;
     }
   }
 }
@@ -193,17 +197,20 @@ TEST(Tyre, StiffnessAndDampingAgainstFiniteDifferences) {
       const double cy = ey.dot(Ccc * ey), cy_fd = ey.dot(Ccc_fd * ey);
       const double cs = g.dot(j.C * g), cs_fd = g.dot(j.C_fd * g);
       const auto& tm = sim.v.tyres[w]->model();
-      const double level = std::hypot(ct.kappa / tm.peak_slip_ratio(1, ct.Fz), ct.tan_alpha / tm.peak_tan_slip_angle(1, ct.Fz));
+      const double level =
+          std::hypot(ct.kappa / tm.peak_slip_ratio(1, ct.Fz), ct.tan_alpha / tm.peak_tan_slip_angle(1, ct.Fz));
       const bool saturated = level > 0.5;
       const double dt = 0.002;
       Eigen::MatrixXd T = dt / 2 * j.C + dt * dt / 4 * j.K, Tfd = dt / 2 * j.C_fd + dt * dt / 4 * j.K_fd;
       T = 0.5 * (T + T.transpose());  // the engine uses the symmetric parts
       Tfd = 0.5 * (Tfd + Tfd.transpose());
       const double t_err = (T - Tfd).norm() / Tfd.norm();
-      std::printf("%-22s %s (slip level %.2f of the peak): radial k %.4e (fd %.4e, %.2e)  radial c %.1f (fd %.1f)  slip c_x %.4e (fd %.4e, %.2e)  "
-                  "c_y %.4e (fd %.4e, %.2e)  spin %.4e (fd %.4e, %.2e)  tangent %.2e\n",
-                  c.name, kWheelNames[w], level, radial_k, radial_k_fd, rel(radial_k, radial_k_fd), radial_c, radial_c_fd, cx,
-                  cx_fd, rel(cx, cx_fd), cy, cy_fd, rel(cy, cy_fd), cs, cs_fd, rel(cs, cs_fd), t_err);
+      std::printf(
+          "%-22s %s (slip level %.2f of the peak): radial k %.4e (fd %.4e, %.2e)  radial c %.1f (fd %.1f)  slip c_x "
+          "%.4e (fd %.4e, %.2e)  "
+          "c_y %.4e (fd %.4e, %.2e)  spin %.4e (fd %.4e, %.2e)  tangent %.2e\n",
+          c.name, kWheelNames[w], level, radial_k, radial_k_fd, rel(radial_k, radial_k_fd), radial_c, radial_c_fd, cx,
+          cx_fd, rel(cx, cx_fd), cy, cy_fd, rel(cy, cy_fd), cs, cs_fd, rel(cs, cs_fd), t_err);
       EXPECT_LT(rel(radial_k, radial_k_fd), 0.01) << c.name;
       if (radial_c_fd > 1) {
         EXPECT_LT(rel(radial_c, radial_c_fd), 0.01) << c.name;

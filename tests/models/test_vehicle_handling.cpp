@@ -88,11 +88,12 @@ TEST(VehicleHandling, SteadyCorneringYawRateGainMatchesSingleTrack) {
     const double steer = c.ay_g * 9.81 / c.speed / st.yaw_rate_gain(c.speed);
     const CircleRun r = run_circle(p, c.speed, steer);
     const double gain = r.yaw_rate / steer, ref = st.yaw_rate_gain(r.speed);
-    std::printf("%s %.0f m/s, steer %.4f rad: a_y %.3f g, yaw-rate gain %.4f 1/s (single track %.4f, %+.2f %%), "
-                "sideslip %.3f deg (single track %.3f), understeer gradient %.4f rad/g; Newton mean %.2f max %d\n",
-                c.vehicle, c.speed, steer, r.ay / 9.81, gain, ref, 100 * (gain / ref - 1), r.sideslip * 180 / M_PI,
-                st.sideslip_gain(r.speed) * steer * 180 / M_PI, st.understeer() * 9.81, r.stats.mean_iterations(),
-                r.stats.max_iterations);
+    std::printf(
+        "%s %.0f m/s, steer %.4f rad: a_y %.3f g, yaw-rate gain %.4f 1/s (single track %.4f, %+.2f %%), "
+        "sideslip %.3f deg (single track %.3f), understeer gradient %.4f rad/g; Newton mean %.2f max %d\n",
+        c.vehicle, c.speed, steer, r.ay / 9.81, gain, ref, 100 * (gain / ref - 1), r.sideslip * 180 / M_PI,
+        st.sideslip_gain(r.speed) * steer * 180 / M_PI, st.understeer() * 9.81, r.stats.mean_iterations(),
+        r.stats.max_iterations);
     EXPECT_LT(r.ay / 9.81, 0.31);
     EXPECT_LT(r.yaw_rate_spread, 0.01 * std::abs(r.yaw_rate));  // steady
     EXPECT_NEAR(gain / ref, 1, 0.10);
@@ -104,7 +105,7 @@ namespace {
 
 struct BrakingRun {
   double t25 = NAN, t10 = NAN;  // when the speed crosses 25 and 10 m/s
-  double worst_friction = 0;    // max over steps and wheels of |F_t| / (mu peak_factor Fz)
+  double worst_friction = 0;  // max over steps and wheels of |F_t| / (mu peak_factor Fz)
   test::StepStats stats;
 };
 
@@ -135,7 +136,8 @@ BrakingRun run_braking(const VehicleParams& p, double pressure, bool abs, double
     prev_t = t;
     for (int i = 0; i < kWheels; ++i) {
       const auto& w = sim.out.wheel[i];
-      const double pf = std::max(p.axles[axle_of(i)].tyre.longitudinal.peak_factor, p.axles[axle_of(i)].tyre.lateral.peak_factor);
+      const double pf =
+          std::max(p.axles[axle_of(i)].tyre.longitudinal.peak_factor, p.axles[axle_of(i)].tyre.lateral.peak_factor);
       if (w.Fz > 1) r.worst_friction = std::max(r.worst_friction, std::hypot(w.Fx, w.Fy) / (mu * pf * w.Fz));
     }
   }
@@ -164,17 +166,18 @@ TEST(VehicleHandling, BrakingDecelerationIsMuG) {
   for (double mu : {1.0, 0.5}) {
     for (bool abs : {false, true}) {
       // Locked: kappa = -1 -> B x with B = stiffness / (C mu peak_factor).
-      const double level = abs ? mf_shape(0.9 * tm.ypx, t.longitudinal.C, t.longitudinal.E)
-                               : mf_shape(t.longitudinal.stiffness / (t.longitudinal.C * mu), t.longitudinal.C,
-                                          t.longitudinal.E);
+      const double level =
+          abs ? mf_shape(0.9 * tm.ypx, t.longitudinal.C, t.longitudinal.E)
+              : mf_shape(t.longitudinal.stiffness / (t.longitudinal.C * mu), t.longitudinal.C, t.longitudinal.E);
       const double a0 = mu * level * p.gravity_mps2;
       const BrakingRun r = run_braking(p, abs ? 1.2e7 : 1.5e7, abs, mu);
       const double t_ref = analytic_time(a0, k), t_sim = r.t10 - r.t25;
       const double decel = 15 / t_sim;
-      std::printf("mu %.1f %s: 25->10 m/s in %.4f s (analytic %.4f s, %+.2f %%), mean deceleration %.3f m/s^2 = %.3f mu g "
-                  "(tyre level %.3f); max |F|/(mu Fz) %.6f; Newton mean %.2f max %d\n",
-                  mu, abs ? "ABS   " : "locked", t_sim, t_ref, 100 * (t_sim / t_ref - 1), decel,
-                  decel / (mu * p.gravity_mps2), level, r.worst_friction, r.stats.mean_iterations(), r.stats.max_iterations);
+      std::printf(
+          "mu %.1f %s: 25->10 m/s in %.4f s (analytic %.4f s, %+.2f %%), mean deceleration %.3f m/s^2 = %.3f mu g "
+          "(tyre level %.3f); max |F|/(mu Fz) %.6f; Newton mean %.2f max %d\n",
+          mu, abs ? "ABS   " : "locked", t_sim, t_ref, 100 * (t_sim / t_ref - 1), decel, decel / (mu * p.gravity_mps2),
+          level, r.worst_friction, r.stats.mean_iterations(), r.stats.max_iterations);
       EXPECT_NEAR(t_sim / t_ref, 1, abs ? 0.03 : 0.02);
       EXPECT_LE(r.worst_friction, 1 + 1e-9);
       EXPECT_EQ(r.stats.failures, 0);

@@ -35,7 +35,8 @@ ManoeuvreRun run(const VehicleParams& p, const Road& road, const nlohmann::json&
     EXPECT_TRUE(sim.step(in, dt)) << "step " << k;
     const auto& o = sim.out;
     if (m.kind == ManoeuvreKind::double_lane_change)
-      r.max_path_error = std::max(r.max_path_error, std::abs(o.cg_position.y() - lane_change_path(m, o.cg_position.x())));
+      r.max_path_error =
+          std::max(r.max_path_error, std::abs(o.cg_position.y() - lane_change_path(m, o.cg_position.x())));
     r.max_ay = std::max(r.max_ay, std::abs(o.yaw_rate * o.speed));
     r.min_speed = std::min(r.min_speed, o.speed);
     r.max_speed = std::max(r.max_speed, o.speed);
@@ -51,17 +52,18 @@ ManoeuvreRun run(const VehicleParams& p, const Road& road, const nlohmann::json&
 }
 
 void report(const char* what, const ManoeuvreRun& r) {
-  std::printf("%s: %d steps, failures %d, Newton mean %.2f max %d; max |Phi| %.2e, |Phi_q qd + Phi_t| %.2e, "
-              "|acc. residual| %.2e; speed %.2f-%.2f m/s, max |a_y| %.2f g, max |sideslip| %.2f deg, max |travel| "
-              "%.3f m, max Fz %.0f N, max path error %.3f m\n",
-              what, r.stats.steps, r.stats.failures, r.stats.mean_iterations(), r.stats.max_iterations, r.stats.max_phi,
-              r.stats.max_vel, r.stats.max_acc, r.min_speed, r.max_speed, r.max_ay / 9.81, r.max_sideslip * 180 / M_PI,
-              r.max_travel, r.max_fz, r.max_path_error);
+  std::printf(
+      "%s: %d steps, failures %d, Newton mean %.2f max %d; max |Phi| %.2e, |Phi_q qd + Phi_t| %.2e, "
+      "|acc. residual| %.2e; speed %.2f-%.2f m/s, max |a_y| %.2f g, max |sideslip| %.2f deg, max |travel| "
+      "%.3f m, max Fz %.0f N, max path error %.3f m\n",
+      what, r.stats.steps, r.stats.failures, r.stats.mean_iterations(), r.stats.max_iterations, r.stats.max_phi,
+      r.stats.max_vel, r.stats.max_acc, r.min_speed, r.max_speed, r.max_ay / 9.81, r.max_sideslip * 180 / M_PI,
+      r.max_travel, r.max_fz, r.max_path_error);
 }
 
 void expect_clean(const ManoeuvreRun& r) {
   EXPECT_EQ(r.stats.failures, 0);
-  EXPECT_LT(r.stats.max_phi, 1e-7);   // the Newton tolerance on the coordinates
+  EXPECT_LT(r.stats.max_phi, 1e-7);  // the Newton tolerance on the coordinates
   EXPECT_LT(r.stats.max_vel, 1e-8);
   EXPECT_LT(r.stats.max_acc, 1e-5);
 }
@@ -81,8 +83,8 @@ TEST(VehicleManoeuvres, DoubleLaneChangeAt80KmH) {
     const ManoeuvreRun r = run(p, p.road, {{"type", "double_lane_change"}, {"speed_kmh", 80}});
     report((std::string(name) + " ISO 3888-1 at 80 km/h").c_str(), r);
     expect_clean(r);
-    EXPECT_GT(r.max_ay, 3.0);                 // it did change lanes
-    EXPECT_LT(r.max_path_error, 1.5);         // and followed the path (pure pursuit cuts corners)
+    EXPECT_GT(r.max_ay, 3.0);  // it did change lanes
+    EXPECT_LT(r.max_path_error, 1.5);  // and followed the path (pure pursuit cuts corners)
     EXPECT_NEAR(r.last.position.y(), 0, 0.5);  // back in the first lane
     // Two Newton iterations per step: the engine's extrapolating predictor (three with eq.
     // (18)'s Taylor predictor, whose error on the spinning wheels' unit vectors is 6e-4).
@@ -102,7 +104,7 @@ TEST(VehicleManoeuvres, BumpCrossing) {
     report((std::string(c.vehicle) + " over five 5 cm bumps at " + std::to_string(int(c.kmh)) + " km/h").c_str(), r);
     expect_clean(r);
     EXPECT_GT(r.last.position.x(), 20 + 4 * 12 + 5);  // past the last bump
-    EXPECT_GT(r.max_travel, 0.01);                      // the suspension worked
+    EXPECT_GT(r.max_travel, 0.01);  // the suspension worked
     EXPECT_GT(r.max_fz, 1.3 * p.static_wheel_load(FL));
   }
 }
@@ -151,8 +153,8 @@ TEST(VehicleManoeuvres, StepAndOutputsAllocateNothing) {
 // the yaw rate on flat ground, the specific force with gravity at rest.
 TEST(VehicleManoeuvres, ImuOutputsMatchTheMotion) {
   const auto p = load_vehicle_params(test::vehicle_path("sedan"));
-  const ManoeuvreSpec m = load_manoeuvre(JsonReader(nlohmann::json{{"type", "double_lane_change"}}, "t"),
-                                         build_vehicle(p));
+  const ManoeuvreSpec m =
+      load_manoeuvre(JsonReader(nlohmann::json{{"type", "double_lane_change"}}, "t"), build_vehicle(p));
   const Eigen::Vector3d imu(1.9, 0.35, 0.45);  // vehicle frame
   {
     test::VehicleSim rest(build_vehicle(p));
@@ -169,7 +171,8 @@ TEST(VehicleManoeuvres, ImuOutputsMatchTheMotion) {
     auto after = chassis_point_kinematics(sim.v, sim.s, imu);
     // Trapezoidal rule: v1 - v0 = dt/2 (a0 + a1), up to the projections of velocities and
     // accelerations onto the constraints that follow each step.
-    Eigen::Vector3d fd = (after.velocity - before.velocity) / 0.002, mean = 0.5 * (after.acceleration + before.acceleration);
+    Eigen::Vector3d fd = (after.velocity - before.velocity) / 0.002,
+                    mean = 0.5 * (after.acceleration + before.acceleration);
     worst = std::max(worst, (fd - mean).norm());
     peak = std::max(peak, after.acceleration.norm());
     const Eigen::Vector3d w = sim.out.angular_velocity_body;
@@ -177,8 +180,8 @@ TEST(VehicleManoeuvres, ImuOutputsMatchTheMotion) {
     const double yaw_rate = (std::sin(sim.out.roll) * w.y() + std::cos(sim.out.roll) * w.z()) / std::cos(sim.out.pitch);
     worst_gyro = std::max(worst_gyro, std::abs(yaw_rate - sim.out.yaw_rate));
   }
-  std::printf("IMU: |dv/dt - mean a| <= %.2e m/s^2 (peak |a| %.2f m/s^2); gyro vs yaw rate <= %.2e rad/s\n", worst, peak,
-              worst_gyro);
+  std::printf("IMU: |dv/dt - mean a| <= %.2e m/s^2 (peak |a| %.2f m/s^2); gyro vs yaw rate <= %.2e rad/s\n", worst,
+              peak, worst_gyro);
   EXPECT_LT(worst, 1e-3 * std::max(1.0, peak));
   EXPECT_LT(worst_gyro, 1e-8);
 }

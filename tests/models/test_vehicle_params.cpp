@@ -38,9 +38,20 @@ TEST(VehicleParams, ShippedVehiclesLoad) {
     EXPECT_EQ(v.model.nq, 73) << name;
     EXPECT_EQ(v.model.nc, 59) << name;
     EXPECT_EQ(v.model.z.size(), 14u) << name;
-    const std::vector<int> z{v.x, v.y, v.z, v.yaw, v.pitch, v.roll, v.wheels[0].travel, v.wheels[1].travel,
-                             v.wheels[2].travel, v.wheels[3].travel, v.wheels[0].spin, v.wheels[1].spin,
-                             v.wheels[2].spin, v.wheels[3].spin};
+    const std::vector<int> z{v.x,
+                             v.y,
+                             v.z,
+                             v.yaw,
+                             v.pitch,
+                             v.roll,
+                             v.wheels[0].travel,
+                             v.wheels[1].travel,
+                             v.wheels[2].travel,
+                             v.wheels[3].travel,
+                             v.wheels[0].spin,
+                             v.wheels[1].spin,
+                             v.wheels[2].spin,
+                             v.wheels[3].spin};
     EXPECT_EQ(v.model.z, z) << name;
   }
 }
@@ -102,13 +113,15 @@ TEST(VehicleParams, ImpossibleInertia) {
   // Macchi 2010's own chassis inertia: 2500 + 8000 < 13600.
   auto d = sedan_doc();
   d["chassis"]["inertia_kgm2"] = {2500, 8000, 13600};
-  EXPECT_EQ(error_of(d), "v.json: /chassis/inertia_kgm2: violates the triangle inequality (no rigid body has these moments)");
+  EXPECT_EQ(error_of(d),
+            "v.json: /chassis/inertia_kgm2: violates the triangle inequality (no rigid body has these moments)");
 }
 
 TEST(VehicleParams, BadDamperAndTyre) {
   auto d = sedan_doc();
   d["axles"]["front"]["suspension"]["damper"]["force_N"] = {-1540, -280, 0, -120, 660};
-  EXPECT_THAT(error_of(d), HasSubstr("v.json: /axles/front/suspension/damper/force_N: point 3 (0.1 m/s, -120 N) pushes"));
+  EXPECT_THAT(error_of(d),
+              HasSubstr("v.json: /axles/front/suspension/damper/force_N: point 3 (0.1 m/s, -120 N) pushes"));
   d = sedan_doc();
   d["axles"]["front"]["suspension"]["damper"]["velocity_mps"] = {-1.0, -0.1, 0.0, 1.0};
   EXPECT_THAT(error_of(d), HasSubstr("v.json: /axles/front/suspension/damper/force_N: has 5 values for 4 points"));
@@ -125,7 +138,9 @@ TEST(VehicleParams, BadDamperAndTyre) {
 
 TEST(VehicleParams, BadRoad) {
   auto d = sedan_doc();
-  d["road"] = {{"bumps", {{{"x_m", 10}, {"height_m", 0.05}, {"length_m", 0.5}}, {{"x_m", 10.3}, {"height_m", 0.05}, {"length_m", 0.5}}}}};
+  d["road"] = {
+      {"bumps",
+       {{{"x_m", 10}, {"height_m", 0.05}, {"length_m", 0.5}}, {{"x_m", 10.3}, {"height_m", 0.05}, {"length_m", 0.5}}}}};
   EXPECT_EQ(error_of(d), "v.json: /road/bumps: bumps overlap");
   d = sedan_doc();
   d["road"] = {{"bumps", {{{"x_m", 10}, {"height_m", 0.4}, {"length_m", 0.5}}}}};

@@ -20,11 +20,12 @@ TEST(VehicleStatic, AxleLoadsMatchTheLeverArmSplit) {
     // Independent truth: moments of the weights (sprung at its CG, unsprung at the axles)
     // about each axle.
     const double front_ref = p.static_axle_load(0), rear_ref = p.static_axle_load(1);
-    std::printf("%s: front axle %.2f N (lever arms %.2f, %+.4f %%), rear %.2f N (%.2f, %+.4f %%), weight %.2f N; "
-                "z %.4f m, pitch %.5f rad, roll %.1e rad, travels %.4f %.4f %.4f %.4f m\n",
-                name, front, front_ref, 100 * (front / front_ref - 1), rear, rear_ref, 100 * (rear / rear_ref - 1),
-                p.total_mass() * p.gravity_mps2, sim.out.position.z(), sim.out.pitch, sim.out.roll, w[FL].travel,
-                w[FR].travel, w[RL].travel, w[RR].travel);
+    std::printf(
+        "%s: front axle %.2f N (lever arms %.2f, %+.4f %%), rear %.2f N (%.2f, %+.4f %%), weight %.2f N; "
+        "z %.4f m, pitch %.5f rad, roll %.1e rad, travels %.4f %.4f %.4f %.4f m\n",
+        name, front, front_ref, 100 * (front / front_ref - 1), rear, rear_ref, 100 * (rear / rear_ref - 1),
+        p.total_mass() * p.gravity_mps2, sim.out.position.z(), sim.out.pitch, sim.out.roll, w[FL].travel, w[FR].travel,
+        w[RL].travel, w[RR].travel);
     EXPECT_NEAR(front / front_ref, 1, 0.01) << name;
     EXPECT_NEAR(rear / rear_ref, 1, 0.01) << name;
     EXPECT_NEAR(front + rear, p.total_mass() * p.gravity_mps2, 1e-6 * front);
@@ -50,10 +51,11 @@ TEST(VehicleStatic, AtRestSixtySecondsNoCreep) {
       max_speed = std::max(max_speed, sim.out.velocity.norm());
       for (int i = 0; i < 4; ++i) max_spin = std::max(max_spin, std::abs(sim.out.wheel[i].spin_angle - spin0[i]));
     }
-    std::printf("%s at rest 60 s: max drift %.2e m, yaw drift %.2e rad, max speed %.2e m/s, max spin drift %.2e rad, "
-                "Newton mean %.2f max %d\n",
-                name, max_drift, std::abs(sim.out.yaw - yaw0), max_speed, max_spin, sim.stats.mean_iterations(),
-                sim.stats.max_iterations);
+    std::printf(
+        "%s at rest 60 s: max drift %.2e m, yaw drift %.2e rad, max speed %.2e m/s, max spin drift %.2e rad, "
+        "Newton mean %.2f max %d\n",
+        name, max_drift, std::abs(sim.out.yaw - yaw0), max_speed, max_spin, sim.stats.mean_iterations(),
+        sim.stats.max_iterations);
     EXPECT_LT(max_drift, 1e-6);
     EXPECT_LT(std::abs(sim.out.yaw - yaw0), 1e-8);
     EXPECT_LT(max_spin, 1e-6);
@@ -77,8 +79,8 @@ TEST(VehicleStatic, BrakedOnAGradeCreepsSlowly) {
   const double creep = (sim.out.position.x() - x1) / 10.0;
   std::printf("braked on 5 %% grade (50 bar): settles by %.2e m in 10 s, then creeps %.2e m/s (%.1f mm per minute)\n",
               x1 - x0, creep, creep * 60e3);
-  EXPECT_LT(creep, 0);                  // downhill
-  EXPECT_GT(creep, -0.01);              // held: less than 1 cm/s
+  EXPECT_LT(creep, 0);  // downhill
+  EXPECT_GT(creep, -0.01);  // held: less than 1 cm/s
 }
 
 // Starting from rest and braking to a stop: the wheel's spin rate has no step-to-step
@@ -110,9 +112,10 @@ TEST(VehicleStatic, StartAndStopWithoutChatter) {
     return n;
   };
   const int start = alternations(25, 1000), stop = alternations(1025, 2500);
-  std::printf("start (400 N m on the rear wheels): speed %.2f m/s after 2 s, spin-rate alternations %d; "
-              "stop (80 bar): alternations %d, rear wheel moves %.2e m between 1 and 2 s after braking\n",
-              rate[999] * 0.31, start, stop, moved);
+  std::printf(
+      "start (400 N m on the rear wheels): speed %.2f m/s after 2 s, spin-rate alternations %d; "
+      "stop (80 bar): alternations %d, rear wheel moves %.2e m between 1 and 2 s after braking\n",
+      rate[999] * 0.31, start, stop, moved);
   EXPECT_EQ(start, 0);
   EXPECT_LE(stop, 3);
   EXPECT_LT(moved, 1e-3);

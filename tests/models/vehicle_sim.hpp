@@ -32,8 +32,7 @@ struct VehicleSim {
   StepStats stats;
   bool check_residuals = false;
 
-  explicit VehicleSim(models::Vehicle veh, const models::VehicleStart& start = {},
-                      const models::VehicleInputs& in = {})
+  explicit VehicleSim(models::Vehicle veh, const models::VehicleStart& start = {}, const models::VehicleInputs& in = {})
       : v(std::move(veh)), ws(v.model), s(models::start_vehicle(v, ws, start, in)) {
     models::vehicle_outputs(v, s, out);
   }

@@ -15,9 +15,9 @@ std::string label(const char* prefix, int i) {
 }  // namespace
 
 mbo::mb::Model build_chain_model(const ChainSpec& s, double penalty) {
+  using Eigen::Vector3d;
   using mbo::mb::BasisItem;
   using mbo::mb::BodySpec;
-  using Eigen::Vector3d;
   mbo::mb::ModelBuilder b(label("chain", s.n), 3);
   b.set_gravity(Vector3d(0, 0, -s.g));
   b.solver().penalty = penalty;

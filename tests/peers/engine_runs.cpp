@@ -58,8 +58,8 @@ int slot_of(const Model& m, const std::string& entity) {
 void assemble(EngineRun& r) {
   const auto k = mbo::mb::solve_position(r.model, r.s.q, r.s.u, r.ws);
   if (!k.converged)
-    throw std::runtime_error(r.model.name + ": position problem did not converge (|Phi| = " +
-                             std::to_string(k.residual) + ")");
+    throw std::runtime_error(r.model.name +
+                             ": position problem did not converge (|Phi| = " + std::to_string(k.residual) + ")");
   mbo::mb::solve_velocity(r.model, r.s.u, r.s.qd, r.ws);
   mbo::mb::initialize_accelerations(r.model, r.s, r.ws);
 }
@@ -82,15 +82,13 @@ std::unique_ptr<EngineRun> engine_double_pendulum(const std::string& dir, const 
 
 std::unique_ptr<EngineRun> engine_spinning_top(const std::string& dir, const TopSpec& sp) {
   auto r = std::make_unique<EngineRun>(mbo::mb::load_model(join(dir, "spinning_top.json")));
-  const int yaw = slot_of(r->model, "yaw"), pitch = slot_of(r->model, "pitch"),
-            roll = slot_of(r->model, "roll");
+  const int yaw = slot_of(r->model, "yaw"), pitch = slot_of(r->model, "pitch"), roll = slot_of(r->model, "roll");
   r->s.q[yaw] = sp.yaw;
   r->s.q[pitch] = sp.pitch;
   r->s.q[roll] = sp.roll;
   // omega = yaw' ez + pitch' Rz(yaw) ey + roll' Rz(yaw) Ry(pitch) ex (ZYX angles): the angle
   // rates of the given angular velocity; the velocity problem then gives u', v', w'.
-  const double cy = std::cos(sp.yaw), sy = std::sin(sp.yaw), cp = std::cos(sp.pitch),
-               spi = std::sin(sp.pitch);
+  const double cy = std::cos(sp.yaw), sy = std::sin(sp.yaw), cp = std::cos(sp.pitch), spi = std::sin(sp.pitch);
   Eigen::Matrix3d E;
   E.col(0) = Eigen::Vector3d::UnitZ();
   E.col(1) = Eigen::Vector3d(-sy, cy, 0);

@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "chain_model.hpp"
 #include "mbobserver/mb/dynamics.hpp"
 #include "mbobserver/mb/model.hpp"
 #include "mbobserver/mb/state.hpp"
 #include "mbobserver/mb/workspace.hpp"
-#include "chain_model.hpp"
 #include "mechanisms.hpp"
 
 namespace mbo::peers {
@@ -41,12 +41,10 @@ class EngineRun {
 };
 
 // `models_dir` holds double_pendulum.json, spinning_top.json, fourbar.json, slider_crank.json.
-std::unique_ptr<EngineRun> engine_double_pendulum(const std::string& models_dir,
-                                                  const DoublePendulumSpec& spec);
+std::unique_ptr<EngineRun> engine_double_pendulum(const std::string& models_dir, const DoublePendulumSpec& spec);
 std::unique_ptr<EngineRun> engine_spinning_top(const std::string& models_dir, const TopSpec& spec);
 std::unique_ptr<EngineRun> engine_fourbar(const std::string& models_dir, const FourBarSpec& spec);
-std::unique_ptr<EngineRun> engine_slider_crank(const std::string& models_dir,
-                                               const SliderCrankSpec& spec);
+std::unique_ptr<EngineRun> engine_slider_crank(const std::string& models_dir, const SliderCrankSpec& spec);
 std::unique_ptr<EngineRun> engine_chain(const ChainSpec& spec, double penalty = kChainPenalty);
 
 // max_k |a_k - b_k|

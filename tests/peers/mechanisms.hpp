@@ -64,9 +64,7 @@ struct ChainSpec {
   double g = 9.81;
 
   double inertia_axial() const { return 0.5 * mass * radius * radius; }
-  double inertia_transverse() const {
-    return mass * (3 * radius * radius + length * length) / 12;
-  }
+  double inertia_transverse() const { return mass * (3 * radius * radius + length * length) / 12; }
 };
 
 // Rotation R_i (body axes as columns, row-major storage) of chain body i = 1..n at the start:

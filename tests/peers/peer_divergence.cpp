@@ -81,9 +81,10 @@ void run(const Mechanism& m, double horizon) {
     ref_self = std::max(ref_self, max_abs_difference(ref[k], p2->tracked()));
     peer_drift = std::max(peer_drift, std::abs(p->energy() - pe0));
   }
-  std::printf("\n== %s: horizon %.1f s; Simbody RK-Merson 1e-12: %ld steps, |E-E0|max %.2e J, "
-              "|Phi|max %.1e, distance to its 1e-10 run %.1e\n",
-              m.name.c_str(), horizon, p->steps_taken(), peer_drift, p->constraint_error(), ref_self);
+  std::printf(
+      "\n== %s: horizon %.1f s; Simbody RK-Merson 1e-12: %ld steps, |E-E0|max %.2e J, "
+      "|Phi|max %.1e, distance to its 1e-10 run %.1e\n",
+      m.name.c_str(), horizon, p->steps_taken(), peer_drift, p->constraint_error(), ref_self);
   const std::vector<double> marks{0.5, 1, 2, 3, 5, 10, 20, 30};
   std::printf("%-8s", "dt");
   for (double t : marks)
@@ -130,8 +131,7 @@ void run(const Mechanism& m, double horizon) {
     }
     std::printf("%-8g", dt);
     for (double v : at_mark) std::printf("  %-10.2e", v);
-    std::printf("  %-9.2e  %-8.1e  %.1e%s\n", drift, e->max_phi, e0 - pe0,
-                ok ? "" : "  (step did not converge)");
+    std::printf("  %-9.2e  %-8.1e  %.1e%s\n", drift, e->max_phi, e0 - pe0, ok ? "" : "  (step did not converge)");
   }
 }
 

@@ -19,9 +19,9 @@ namespace {
 
 // One tracked vector: a station of a body (a point in ground) or one of its axes.
 struct Tracked {
-  int body;        // index into Impl::bodies
+  int body;  // index into Impl::bodies
   SimTK::Vec3 station;
-  int axis = -1;   // >= 0: the body's axis `axis` instead of a station
+  int axis = -1;  // >= 0: the body's axis `axis` instead of a station
 };
 
 // Uniform slender bar of length l along the body x axis from the body origin: inertia about
@@ -81,8 +81,7 @@ struct SimbodyPeer::Impl {
 SimbodyPeer::SimbodyPeer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 SimbodyPeer::~SimbodyPeer() = default;
 
-std::unique_ptr<SimbodyPeer> SimbodyPeer::double_pendulum(const DoublePendulumSpec& s,
-                                                          const SimbodyOptions& opt) {
+std::unique_ptr<SimbodyPeer> SimbodyPeer::double_pendulum(const DoublePendulumSpec& s, const SimbodyOptions& opt) {
   auto p = std::make_unique<Impl>();
   p->gravity(SimTK::Vec3(0, -s.g, 0));
   // Pins about z; a pin's angle is that of the body x axis from its parent's x axis, so
@@ -136,14 +135,12 @@ std::unique_ptr<SimbodyPeer> SimbodyPeer::fourbar(const FourBarSpec& s, const Si
   // Crank and coupler as a chain of pins from A, the rocker pinned at B with its x axis from
   // B to P2; the loop is closed at P2 by keeping the coupler's end on the rocker's z line
   // through P2 (two equations, none redundant, as in the planar mechanism).
-  MobilizedBody::Pin crank(p->matter.Ground(), Transform(SimTK::Vec3(s.ax, 0, 0)),
-                           slender_bar(s.m1, s.l1), Transform());
-  MobilizedBody::Pin coupler(crank, Transform(SimTK::Vec3(s.l1, 0, 0)), slender_bar(s.m2, s.l2),
-                             Transform());
-  MobilizedBody::Pin rocker(p->matter.Ground(), Transform(SimTK::Vec3(s.bx, 0, 0)),
-                            slender_bar(s.m3, s.l3), Transform());
-  SimTK::Constraint::PointOnLine(rocker, UnitVec3(0, 0, 1), SimTK::Vec3(s.l3, 0, 0), coupler,
-                                 SimTK::Vec3(s.l2, 0, 0));
+  MobilizedBody::Pin crank(p->matter.Ground(), Transform(SimTK::Vec3(s.ax, 0, 0)), slender_bar(s.m1, s.l1),
+                           Transform());
+  MobilizedBody::Pin coupler(crank, Transform(SimTK::Vec3(s.l1, 0, 0)), slender_bar(s.m2, s.l2), Transform());
+  MobilizedBody::Pin rocker(p->matter.Ground(), Transform(SimTK::Vec3(s.bx, 0, 0)), slender_bar(s.m3, s.l3),
+                            Transform());
+  SimTK::Constraint::PointOnLine(rocker, UnitVec3(0, 0, 1), SimTK::Vec3(s.l3, 0, 0), coupler, SimTK::Vec3(s.l2, 0, 0));
   p->bodies = {crank, coupler, rocker};
   p->tracked = {{0, SimTK::Vec3(s.l1, 0, 0)}, {1, SimTK::Vec3(s.l2, 0, 0)}};
   SimTK::State& st = p->start();
@@ -156,19 +153,16 @@ std::unique_ptr<SimbodyPeer> SimbodyPeer::fourbar(const FourBarSpec& s, const Si
   return std::unique_ptr<SimbodyPeer>(new SimbodyPeer(std::move(p)));
 }
 
-std::unique_ptr<SimbodyPeer> SimbodyPeer::slider_crank(const SliderCrankSpec& s,
-                                                       const SimbodyOptions& opt) {
+std::unique_ptr<SimbodyPeer> SimbodyPeer::slider_crank(const SliderCrankSpec& s, const SimbodyOptions& opt) {
   auto p = std::make_unique<Impl>();
   p->gravity(SimTK::Vec3(0, -s.g, 0));
   // Crank and rod pinned in a chain from O, the slider on its own x-axis slider joint; the
   // rod's end is kept on the slider's z line (two equations).
   MobilizedBody::Pin crank(p->matter.Ground(), Transform(), slender_bar(s.m_crank, s.r), Transform());
-  MobilizedBody::Pin rod(crank, Transform(SimTK::Vec3(s.r, 0, 0)), slender_bar(s.m_rod, s.l),
-                         Transform());
-  MobilizedBody::Slider slider(p->matter.Ground(), Transform(),
-                               MassProperties(s.m_slider, SimTK::Vec3(0), Inertia(0)), Transform());
-  SimTK::Constraint::PointOnLine(slider, UnitVec3(0, 0, 1), SimTK::Vec3(0), rod,
-                                 SimTK::Vec3(s.l, 0, 0));
+  MobilizedBody::Pin rod(crank, Transform(SimTK::Vec3(s.r, 0, 0)), slender_bar(s.m_rod, s.l), Transform());
+  MobilizedBody::Slider slider(p->matter.Ground(), Transform(), MassProperties(s.m_slider, SimTK::Vec3(0), Inertia(0)),
+                               Transform());
+  SimTK::Constraint::PointOnLine(slider, UnitVec3(0, 0, 1), SimTK::Vec3(0), rod, SimTK::Vec3(s.l, 0, 0));
   p->bodies = {crank, rod, slider};
   p->tracked = {{0, SimTK::Vec3(s.r, 0, 0)}, {1, SimTK::Vec3(s.l, 0, 0)}};
   SimTK::State& st = p->start();
@@ -220,8 +214,7 @@ void SimbodyPeer::advance_to(double t) {
   auto& in = *impl_->integ;
   while (in.getTime() < t) {
     const auto status = in.stepTo(t, t);
-    if (status == SimTK::Integrator::EndOfSimulation)
-      throw std::runtime_error("Simbody integration ended early");
+    if (status == SimTK::Integrator::EndOfSimulation) throw std::runtime_error("Simbody integration ended early");
   }
 }
 
@@ -248,8 +241,7 @@ std::vector<double> SimbodyPeer::tracked() const {
       SimTK::Vec3 e(0);
       e[t.axis] = 1;
       v = b.getBodyRotation(st) * e;
-    }
-    else
+    } else
       v = b.findStationLocationInGround(st, t.station);
     out.insert(out.end(), {v[0], v[1], v[2]});
   }

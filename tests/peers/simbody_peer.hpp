@@ -28,14 +28,10 @@ class SimbodyPeer {
   //   double pendulum, four-bar, slider-crank: P1, P2
   //   spinning top: u, v, w (the body axes)
   //   chain: P_1 .. P_n (the far joint points)
-  static std::unique_ptr<SimbodyPeer> double_pendulum(const DoublePendulumSpec& spec,
-                                                      const SimbodyOptions& opt = {});
-  static std::unique_ptr<SimbodyPeer> spinning_top(const TopSpec& spec,
-                                                   const SimbodyOptions& opt = {});
-  static std::unique_ptr<SimbodyPeer> fourbar(const FourBarSpec& spec,
-                                              const SimbodyOptions& opt = {});
-  static std::unique_ptr<SimbodyPeer> slider_crank(const SliderCrankSpec& spec,
-                                                   const SimbodyOptions& opt = {});
+  static std::unique_ptr<SimbodyPeer> double_pendulum(const DoublePendulumSpec& spec, const SimbodyOptions& opt = {});
+  static std::unique_ptr<SimbodyPeer> spinning_top(const TopSpec& spec, const SimbodyOptions& opt = {});
+  static std::unique_ptr<SimbodyPeer> fourbar(const FourBarSpec& spec, const SimbodyOptions& opt = {});
+  static std::unique_ptr<SimbodyPeer> slider_crank(const SliderCrankSpec& spec, const SimbodyOptions& opt = {});
   static std::unique_ptr<SimbodyPeer> chain(const ChainSpec& spec, const SimbodyOptions& opt = {});
 
   ~SimbodyPeer();
@@ -52,12 +48,12 @@ class SimbodyPeer {
   // state, without the integrator: the work of one Runge-Kutta stage.
   void evaluate_dynamics();
 
-  int tracked_count() const;       // number of 3-D vectors
+  int tracked_count() const;  // number of 3-D vectors
   std::vector<double> tracked() const;
-  double energy() const;           // kinetic + gravitational potential (zero at the origin)
-  double constraint_error() const; // infinity norm of the position constraint errors
-  long steps_taken() const;        // integrator steps since the start
-  int coordinates() const;         // Simbody's q size (quaternions for spherical joints)
+  double energy() const;  // kinetic + gravitational potential (zero at the origin)
+  double constraint_error() const;  // infinity norm of the position constraint errors
+  long steps_taken() const;  // integrator steps since the start
+  int coordinates() const;  // Simbody's q size (quaternions for spherical joints)
 
  private:
   struct Impl;

@@ -2,8 +2,8 @@
 // allocation functions are counted around many steps after the first (alloc_count.hpp).
 #include <cstdlib>
 
-#include <Eigen/Dense>
 #include <gtest/gtest.h>
+#include <Eigen/Dense>
 
 #include "alloc_count.hpp"
 #include "engine_runs.hpp"

@@ -38,9 +38,9 @@ TopSpec fast_top() {
 
 struct Comparison {
   double max_difference = 0;  // over the samples up to the horizon
-  double ours_drift = 0;      // max |E - E0| of our engine
-  double peer_drift = 0;      // max |E - E0| of Simbody
-  bool converged = true;      // every step of ours
+  double ours_drift = 0;  // max |E - E0| of our engine
+  double peer_drift = 0;  // max |E - E0| of Simbody
+  bool converged = true;  // every step of ours
 };
 
 // Prints the measured figures next to the test's output, so that the comments can be checked.
@@ -60,9 +60,10 @@ Comparison compare(EngineRun& ours, SimbodyPeer& peer, double dt, double horizon
     c.ours_drift = std::max(c.ours_drift, std::abs(ours.energy() - e0));
     c.peer_drift = std::max(c.peer_drift, std::abs(peer.energy() - p0));
   }
-  std::printf("[ measured ] %s dt %g over %g s: max difference %.3g, |E-E0| ours %.3g J, "
-              "Simbody %.3g J (E0 %.4g J)\n",
-              ours.model.name.c_str(), dt, horizon, c.max_difference, c.ours_drift, c.peer_drift, e0);
+  std::printf(
+      "[ measured ] %s dt %g over %g s: max difference %.3g, |E-E0| ours %.3g J, "
+      "Simbody %.3g J (E0 %.4g J)\n",
+      ours.model.name.c_str(), dt, horizon, c.max_difference, c.ours_drift, c.peer_drift, e0);
   return c;
 }
 
@@ -93,16 +94,16 @@ TEST(SimbodyPeer, DoublePendulumAgrees) {
     auto peer = SimbodyPeer::double_pendulum({}, reference());
     const Comparison c = compare(*ours, *peer, 1e-3, 10);
     ASSERT_TRUE(c.converged);
-    EXPECT_LT(c.max_difference, 3e-4);   // measured 1.08e-4 m
-    EXPECT_LT(c.ours_drift, 3e-4);       // measured 1.01e-4 J (E0 = -12.26 J)
-    EXPECT_LT(c.peer_drift, 1e-10);      // measured 2.2e-12 J
+    EXPECT_LT(c.max_difference, 3e-4);  // measured 1.08e-4 m
+    EXPECT_LT(c.ours_drift, 3e-4);  // measured 1.01e-4 J (E0 = -12.26 J)
+    EXPECT_LT(c.peer_drift, 1e-10);  // measured 2.2e-12 J
   }
   {
     auto ours = engine_double_pendulum(kModels, {});
     auto peer = SimbodyPeer::double_pendulum({}, reference());
     const Comparison c = compare(*ours, *peer, 1e-4, 3);
     ASSERT_TRUE(c.converged);
-    EXPECT_LT(c.max_difference, 1e-6);   // measured 3.7e-7 m (1e-3 over 3 s: 3.7e-5 m)
+    EXPECT_LT(c.max_difference, 1e-6);  // measured 3.7e-7 m (1e-3 over 3 s: 3.7e-5 m)
     EXPECT_LT(c.ours_drift, 3e-6);
   }
 }
@@ -119,8 +120,8 @@ TEST(SimbodyPeer, SpinningTopAgreesUpToTheTrapezoidalPhaseLag) {
     auto peer = SimbodyPeer::spinning_top(fast_top(), reference());
     const Comparison c = compare(*ours, *peer, 1e-4, 3);
     ASSERT_TRUE(c.converged);
-    EXPECT_LT(c.max_difference, 6e-4);   // measured 3.05e-4
-    EXPECT_LT(c.ours_drift, 1e-6);       // measured 7.3e-8 J (E0 = 5.47 J)
+    EXPECT_LT(c.max_difference, 6e-4);  // measured 3.05e-4
+    EXPECT_LT(c.ours_drift, 1e-6);  // measured 7.3e-8 J (E0 = 5.47 J)
     EXPECT_LT(c.peer_drift, 1e-10);
   }
   {
@@ -130,7 +131,7 @@ TEST(SimbodyPeer, SpinningTopAgreesUpToTheTrapezoidalPhaseLag) {
     const Comparison c = compare(*ours, *peer, dt, t);
     ASSERT_TRUE(c.converged);
     const double lag = w * w * w * dt * dt * t / 12;  // 1.04e-2 rad
-    EXPECT_NEAR(c.max_difference / lag, 1.0, 0.1);    // measured 1.03e-2 / 1.04e-2
+    EXPECT_NEAR(c.max_difference / lag, 1.0, 0.1);  // measured 1.03e-2 / 1.04e-2
   }
 }
 
@@ -145,16 +146,16 @@ TEST(SimbodyPeer, ChainAgrees) {
     auto peer = SimbodyPeer::chain(ChainSpec{1}, reference());
     const Comparison c = compare(*ours, *peer, 1e-3, 10);
     ASSERT_TRUE(c.converged);
-    EXPECT_LT(c.max_difference, 1e-4);   // measured 4.3e-5 m
-    EXPECT_LT(c.ours_drift, 2e-6);       // measured 6.3e-7 J
+    EXPECT_LT(c.max_difference, 1e-4);  // measured 4.3e-5 m
+    EXPECT_LT(c.ours_drift, 2e-6);  // measured 6.3e-7 J
   }
   {
     auto ours = engine_chain(ChainSpec{4});
     auto peer = SimbodyPeer::chain(ChainSpec{4}, reference());
     const Comparison c = compare(*ours, *peer, 1e-3, 3);
     ASSERT_TRUE(c.converged);
-    EXPECT_LT(c.max_difference, 5e-4);   // measured 1.81e-4 m
-    EXPECT_LT(c.ours_drift, 7e-4);       // measured 2.3e-4 J (E0 = -17.2 J)
+    EXPECT_LT(c.max_difference, 5e-4);  // measured 1.81e-4 m
+    EXPECT_LT(c.ours_drift, 7e-4);  // measured 2.3e-4 J (E0 = -17.2 J)
     EXPECT_LT(c.peer_drift, 1e-10);
   }
 }
@@ -179,9 +180,9 @@ TEST(SimbodyPeer, ClosedLoopsAgree) {
     auto peer = SimbodyPeer::slider_crank({}, reference());
     const Comparison c = compare(*ours, *peer, 1e-3, 3);
     ASSERT_TRUE(c.converged);
-    EXPECT_LT(c.max_difference, 4e-5);    // measured 1.25e-5 m
-    EXPECT_LT(c.ours_drift, 2e-4);        // measured 6.5e-5 J (6.8e-5 J over 30 s)
-    EXPECT_LT(c.peer_drift, 1e-9);        // measured 3.7e-11 J
+    EXPECT_LT(c.max_difference, 4e-5);  // measured 1.25e-5 m
+    EXPECT_LT(c.ours_drift, 2e-4);  // measured 6.5e-5 J (6.8e-5 J over 30 s)
+    EXPECT_LT(c.peer_drift, 1e-9);  // measured 3.7e-11 J
   }
 }
 

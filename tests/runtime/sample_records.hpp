@@ -41,8 +41,7 @@ inline EstimateRecord sample_estimate(std::uint64_t seq = 1234) {
   r.friction = 0.93;
   r.std_friction = 0.01;
   r.valid = false;
-  r.validity = {.position = true, .heading = true, .velocity = true, .attitude = true,
-                .virtual_sensors = false};
+  r.validity = {.position = true, .heading = true, .velocity = true, .attitude = true, .virtual_sensors = false};
   r.faults = kFaultReset | kFaultGnssTimeout;
   r.resets = 2;
   auto& gnss = r.sensors[static_cast<std::size_t>(SensorKind::gnss_position)];
@@ -64,12 +63,12 @@ inline runtime::StatusRecord sample_status() {
   s.t = 10.002;
   s.t_wall = 1700000010.5;
   s.uptime_s = 12.25;
-  s.frames = {.received = 8000, .decoded = 7990, .unknown = 3, .rejected = 4,
-              .bad_log_lines = 2, .timestamp_backwards = 1};
-  s.add_queue("measurements", {.capacity = 8192, .depth = 12, .high_water = 40, .pushed = 30000,
-                               .popped = 29988, .overflows = 5});
-  s.add_queue("estimates", {.capacity = 256, .depth = 0, .high_water = 3, .pushed = 5000,
-                            .popped = 5000, .overflows = 2});
+  s.frames = {
+      .received = 8000, .decoded = 7990, .unknown = 3, .rejected = 4, .bad_log_lines = 2, .timestamp_backwards = 1};
+  s.add_queue("measurements",
+              {.capacity = 8192, .depth = 12, .high_water = 40, .pushed = 30000, .popped = 29988, .overflows = 5});
+  s.add_queue("estimates",
+              {.capacity = 256, .depth = 0, .high_water = 3, .pushed = 5000, .popped = 5000, .overflows = 2});
   s.steps = 5000;
   s.deadline_misses = 1;
   s.skipped_steps = 0;
@@ -80,8 +79,12 @@ inline runtime::StatusRecord sample_status() {
   s.resets = 2;
   s.valid = true;
   s.faults = kFaultImuTimeout;
-  s.publisher = {.records = 5000, .estimates_sent = 1000, .status_sent = 9, .decimated = 4000,
-                 .send_errors = 2, .last_send_errno = ENETUNREACH};
+  s.publisher = {.records = 5000,
+                 .estimates_sent = 1000,
+                 .status_sent = 9,
+                 .decimated = 4000,
+                 .send_errors = 2,
+                 .last_send_errno = ENETUNREACH};
   runtime::CanControllerStatus can0;
   runtime::set_name(can0.name, "can0");
   can0.state = runtime::CanState::error_warning;

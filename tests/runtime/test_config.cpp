@@ -58,8 +58,7 @@ TEST(PublishConfig, EveryKey) {
 }
 
 TEST(PublishConfig, BadValuesNameTheFileAndPointer) {
-  EXPECT_THAT(publish_error(R"({"addres": "1.2.3.4"})"),
-              HasSubstr("cfg.json: /publish/addres: unknown key"));
+  EXPECT_THAT(publish_error(R"({"addres": "1.2.3.4"})"), HasSubstr("cfg.json: /publish/addres: unknown key"));
   EXPECT_THAT(publish_error(R"({"address": "car.local"})"),
               HasSubstr("cfg.json: /publish/address: expected an IPv4 or IPv6 address"));
   EXPECT_THAT(publish_error(R"({"port": 70000})"), HasSubstr("/publish/port: must be in [1, 65535]"));
@@ -71,8 +70,7 @@ TEST(PublishConfig, BadValuesNameTheFileAndPointer) {
               HasSubstr("/publish/multicast/interface: expected an interface name"));
   EXPECT_THAT(publish_error(R"({"address": "ff02::1", "multicast": {"interface": "10.0.0.1"}})"),
               HasSubstr("an IPv6 group needs an interface name"));
-  EXPECT_THAT(publish_error(R"({"multicast": {"loop": true}})"),
-              HasSubstr("/publish/multicast/loop: unknown key"));
+  EXPECT_THAT(publish_error(R"({"multicast": {"loop": true}})"), HasSubstr("/publish/multicast/loop: unknown key"));
 }
 
 TEST(RuntimeConfig, DefaultsAndEveryKey) {
@@ -102,8 +100,7 @@ TEST(RuntimeConfig, BadValuesNameTheFileAndPointer) {
               HasSubstr("/runtime/realtime_priority: must be in [0, 99]"));
   EXPECT_THAT(runtime_error(R"({"realtime_priority": 1.5})"),
               HasSubstr("/runtime/realtime_priority: expected an integer"));
-  EXPECT_THAT(runtime_error(R"({"lock_memory": "yes"})"),
-              HasSubstr("/runtime/lock_memory: expected true or false"));
+  EXPECT_THAT(runtime_error(R"({"lock_memory": "yes"})"), HasSubstr("/runtime/lock_memory: expected true or false"));
   EXPECT_THAT(runtime_error(R"({"queue_capacity": 1})"), HasSubstr("/runtime/queue_capacity: must be in"));
   EXPECT_THAT(runtime_error(R"({"stepsize": 0.002})"), HasSubstr("/runtime/stepsize: unknown key"));
 }

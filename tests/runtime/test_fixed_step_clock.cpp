@@ -50,9 +50,7 @@ TEST(FixedStepClock, AnOverrunIsCountedAndStaleDeadlinesAreSkipped) {
   EXPECT_EQ(c.ticks, 2u);
 }
 
-TEST(FixedStepClock, RejectsANonPositiveStep) {
-  EXPECT_THROW(FixedStepClock(0ns), std::invalid_argument);
-}
+TEST(FixedStepClock, RejectsANonPositiveStep) { EXPECT_THROW(FixedStepClock(0ns), std::invalid_argument); }
 
 TEST(ReplayRate, ParsesTheThreeForms) {
   EXPECT_TRUE(parse_replay_rate("max").max);
@@ -114,9 +112,9 @@ TEST(DeadlineMisses, ARunOfLateStepsIsOneEpisodeWithTheCauseOfItsFirst) {
     m.on_step(true, classify_miss(0.0001, step, k > 0), 100 + k);
   m.on_step(false, MissCause::input_wait, 104);
   m.on_step(true, classify_miss(0.0025, step, false), 105);  // the previous step overran
-  m.on_step(true, classify_miss(0.0001, step, true), 106);   // input wait, but the same episode
+  m.on_step(true, classify_miss(0.0001, step, true), 106);  // input wait, but the same episode
   m.on_step(false, MissCause::overrun, 107);
-  m.on_step(true, classify_miss(0.0001, step, true), 108);   // woke in time, waited for the reader
+  m.on_step(true, classify_miss(0.0001, step, true), 108);  // woke in time, waited for the reader
   EXPECT_EQ(m.steps(), 7u);
   EXPECT_EQ(m.episode_start_ns(0), 100);  // each episode's first late step
   EXPECT_EQ(m.episode_start_ns(1), 105);

@@ -51,8 +51,7 @@ TEST(LatencyHistogram, BucketsCoverEveryValueWithinOnePercent) {
     EXPECT_GE(i, last_index);  // monotone
     last_index = i;
   }
-  EXPECT_EQ(LatencyHistogram::index_of(LatencyHistogram::kHighestTrackableNs),
-            LatencyHistogram::kCountsLength - 1);
+  EXPECT_EQ(LatencyHistogram::index_of(LatencyHistogram::kHighestTrackableNs), LatencyHistogram::kCountsLength - 1);
 }
 
 TEST(LatencyHistogram, PercentilesOfAUniformRampMatchTheExactOnes) {

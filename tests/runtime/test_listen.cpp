@@ -132,9 +132,8 @@ bool keep_sending(Send send_one, Done done) {
 }
 
 int validate_with_schema(const fs::path& jsonl, std::string& out) {
-  const std::string cmd = std::string("/usr/bin/python3 ") + MBO_SOURCE_DIR +
-                          "/tests/runtime/validate_jsonl.py " + MBO_SOURCE_DIR + "/docs " +
-                          jsonl.string() + " 2>&1";
+  const std::string cmd = std::string("/usr/bin/python3 ") + MBO_SOURCE_DIR + "/tests/runtime/validate_jsonl.py " +
+                          MBO_SOURCE_DIR + "/docs " + jsonl.string() + " 2>&1";
   FILE* p = ::popen(cmd.c_str(), "r");
   char buf[512];
   while (p && std::fgets(buf, sizeof buf, p)) out += buf;
@@ -147,8 +146,8 @@ int validate_with_schema(const fs::path& jsonl, std::string& out) {
 TEST(Listen, RecordsWhatThePublisherSends) {
   const unsigned short port = free_port();
   const fs::path out = temp_file("est.jsonl"), err = temp_file("err.txt");
-  Child child({"--port", std::to_string(port), "--bind", "127.0.0.1", "--count", "5",
-               "--jsonl", out.string(), "--timeout", "120"},
+  Child child({"--port", std::to_string(port), "--bind", "127.0.0.1", "--count", "5", "--jsonl", out.string(),
+               "--timeout", "120"},
               err);
   boost::asio::io_context io;
   PublishConfig c;
@@ -175,8 +174,8 @@ TEST(Listen, RecordsWhatThePublisherSends) {
 TEST(Listen, GarbageIsCountedAndNotWritten) {
   const unsigned short port = free_port();
   const fs::path out = temp_file("garbage.jsonl"), err = temp_file("garbage_err.txt");
-  Child child({"--port", std::to_string(port), "--bind", "127.0.0.1", "--count", "2", "--jsonl",
-               out.string(), "--only", "estimate"},
+  Child child({"--port", std::to_string(port), "--bind", "127.0.0.1", "--count", "2", "--jsonl", out.string(), "--only",
+               "estimate"},
               err);
   boost::asio::io_context io;
   PublishConfig c;
@@ -259,8 +258,8 @@ TEST(Listen, JoinsAMulticastGroup) {
   if (itf.empty()) GTEST_SKIP() << "no up, multicast-capable IPv4 interface on this host";
   const unsigned short port = free_port();
   const fs::path out = temp_file("mcast.jsonl"), err = temp_file("mcast_err.txt");
-  Child child({"--port", std::to_string(port), "--group", "239.255.77.78", "--interface", itf,
-               "--count", "3", "--jsonl", out.string()},
+  Child child({"--port", std::to_string(port), "--group", "239.255.77.78", "--interface", itf, "--count", "3",
+               "--jsonl", out.string()},
               err);
   boost::asio::io_context io;
   PublishConfig c;
@@ -270,8 +269,8 @@ TEST(Listen, JoinsAMulticastGroup) {
   c.multicast = {.ttl = 0, .interface = itf, .loopback = true};  // never leaves this host
   UdpPublisher pub(io, c, 0.002);
   std::uint64_t seq = 0;
-  ASSERT_TRUE(keep_sending([&] { pub.on_record(mbo::test::sample_estimate(seq++)); },
-                           [&] { return !child.running(); }));
+  ASSERT_TRUE(
+      keep_sending([&] { pub.on_record(mbo::test::sample_estimate(seq++)); }, [&] { return !child.running(); }));
   EXPECT_EQ(child.wait(), 0) << slurp(err);
   EXPECT_EQ(lines_of(out).size(), 3u);
 }

@@ -104,8 +104,7 @@ TEST(StopSignals, SigtermBecomesAStopRequestOnTheIoThread) {
   EXPECT_EQ(signals.signal(), SIGTERM);
 
   ::raise(SIGINT);  // a second signal while stopping: counted, no second stop
-  while (signals.signals_received() < 2 && std::chrono::steady_clock::now() < give_up)
-    io.run_one_for(100ms);
+  while (signals.signals_received() < 2 && std::chrono::steady_clock::now() < give_up) io.run_one_for(100ms);
   EXPECT_EQ(signals.signals_received(), 2u);
   EXPECT_EQ(signals.signal(), SIGTERM);
 }

@@ -36,9 +36,8 @@ Result validate(const std::vector<std::string>& datagrams, const std::string& na
     std::ofstream out(file);
     for (const auto& d : datagrams) out << d << "\n";
   }
-  const std::string cmd = std::string("/usr/bin/python3 ") + MBO_SOURCE_DIR +
-                          "/tests/runtime/validate_jsonl.py " + MBO_SOURCE_DIR + "/docs " +
-                          file.string() + " 2>&1";
+  const std::string cmd = std::string("/usr/bin/python3 ") + MBO_SOURCE_DIR + "/tests/runtime/validate_jsonl.py " +
+                          MBO_SOURCE_DIR + "/docs " + file.string() + " 2>&1";
   FILE* p = ::popen(cmd.c_str(), "r");
   std::string out;
   std::array<char, 512> buf{};

@@ -1,5 +1,5 @@
-#include "mbobserver/runtime/udp_publisher.hpp"
 #include "mbobserver/runtime/fixed_step_clock.hpp"
+#include "mbobserver/runtime/udp_publisher.hpp"
 
 #include <cerrno>
 #include <thread>
@@ -42,10 +42,10 @@ bool run_until(boost::asio::io_context& io, Pred done) {
 }  // namespace
 
 TEST(Decimation, AtMostRateHzOfEstimatorTime) {
-  EXPECT_EQ(decimation_for(100, 0.002), 5u);   // 500 Hz steps -> every 5th
+  EXPECT_EQ(decimation_for(100, 0.002), 5u);  // 500 Hz steps -> every 5th
   EXPECT_EQ(decimation_for(500, 0.002), 1u);
   EXPECT_EQ(decimation_for(1000, 0.002), 1u);  // never more often than every step
-  EXPECT_EQ(decimation_for(30, 0.002), 17u);   // 29.4 Hz <= 30 Hz
+  EXPECT_EQ(decimation_for(30, 0.002), 17u);  // 29.4 Hz <= 30 Hz
   EXPECT_EQ(decimation_for(100, 0.01), 1u);
   EXPECT_EQ(decimation_for(0.5, 0.002), 1000u);
 }
@@ -99,7 +99,7 @@ TEST(UdpPublisher, StatusCombinesPublisherCountersWithTheDaemonsFiller) {
   EXPECT_EQ(j["queue_overflows"], 5);
   EXPECT_EQ(j["publisher"]["records"], 1);
   EXPECT_EQ(j["publisher"]["estimates_sent"], 1);
-  EXPECT_EQ(j["t"].get<double>(), 12.345);       // from the newest record
+  EXPECT_EQ(j["t"].get<double>(), 12.345);  // from the newest record
   EXPECT_EQ(j["faults"], json::array({"reset", "gnss_timeout"}));
   EXPECT_EQ(j["latency_us"]["frame_to_step"]["count"], 1);
   pub.stop();

@@ -30,8 +30,8 @@ long alloc_count_stop() {
 #if defined(MBO_SANITIZED)
 // From <sanitizer/allocator_interface.h> (compiler-rt), which GCC 12 does not install; the
 // function is exported by GCC's libasan.
-extern "C" int __sanitizer_install_malloc_and_free_hooks(
-    void (*malloc_hook)(const volatile void*, std::size_t), void (*free_hook)(const volatile void*));
+extern "C" int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void*, std::size_t),
+                                                         void (*free_hook)(const volatile void*));
 
 namespace {
 void on_malloc(const volatile void*, std::size_t) { seen(); }

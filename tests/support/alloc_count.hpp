@@ -10,7 +10,7 @@
 
 namespace mbo::test {
 
-void alloc_count_start();   // resets the count and starts counting (all threads)
-long alloc_count_stop();    // stops counting and returns the number of allocations seen
+void alloc_count_start();  // resets the count and starts counting (all threads)
+long alloc_count_stop();  // stops counting and returns the number of allocations seen
 
 }  // namespace mbo::test

@@ -29,28 +29,28 @@ inline constexpr std::array<std::string_view, kSensorKindCount> kSensorKindNames
     "gnss_pos", "gnss_vel", "gnss_course", "accel", "gyro", "wheels"};
 
 struct SensorHealth {
-  double age_ms = -1;         // since the newest sample was received; -1: never received
-  std::uint64_t fused = 0;    // scalar measurements fused since start
-  std::uint64_t rejected = 0; // scalar measurements rejected by the innovation gate
-  double test_ratio = 0;      // low-pass filtered (innovation^2 / S) / gate threshold; > 1 rejects
-  bool timed_out = true;      // no sample within the sensor's timeout
+  double age_ms = -1;  // since the newest sample was received; -1: never received
+  std::uint64_t fused = 0;  // scalar measurements fused since start
+  std::uint64_t rejected = 0;  // scalar measurements rejected by the innovation gate
+  double test_ratio = 0;  // low-pass filtered (innovation^2 / S) / gate threshold; > 1 rejects
+  bool timed_out = true;  // no sample within the sensor's timeout
 };
 
 // Fault bits of EstimateRecord::faults.
 enum Fault : std::uint32_t {
   kFaultNone = 0,
-  kFaultModelStepFailed = 1u << 0,   // the MB step did not converge this step
-  kFaultDiverged = 1u << 1,          // NaN / negative variance / bound exceeded -> reset
-  kFaultReset = 1u << 2,             // the filter was re-initialised this step
+  kFaultModelStepFailed = 1u << 0,  // the MB step did not converge this step
+  kFaultDiverged = 1u << 1,  // NaN / negative variance / bound exceeded -> reset
+  kFaultReset = 1u << 2,  // the filter was re-initialised this step
   kFaultGnssTimeout = 1u << 3,
   kFaultImuTimeout = 1u << 4,
   kFaultWheelTimeout = 1u << 5,
-  kFaultInputTimeout = 1u << 6,      // steering / torque / brake inputs are stale
+  kFaultInputTimeout = 1u << 6,  // steering / torque / brake inputs are stale
   kFaultCorrectionFailed = 1u << 7,  // the kinematic correction did not converge
 };
 inline constexpr std::array<std::string_view, 8> kFaultNames = {
-    "model_step_failed", "diverged", "reset", "gnss_timeout",
-    "imu_timeout", "wheel_timeout", "input_timeout", "correction_failed"};
+    "model_step_failed", "diverged",      "reset",         "gnss_timeout",
+    "imu_timeout",       "wheel_timeout", "input_timeout", "correction_failed"};
 
 // Which published outputs may be trusted now.
 struct Validity {
@@ -63,14 +63,14 @@ struct Validity {
 
 struct EstimateRecord {
   std::uint64_t seq = 0;
-  double t = 0;       // estimator time, s (the step's time on the source clock)
+  double t = 0;  // estimator time, s (the step's time on the source clock)
   double t_wall = 0;  // wall clock (UNIX seconds) when the step finished
 
   // Chassis reference point in the local East-North-Up frame; angles ZYX (yaw about Up).
   double x = 0, y = 0, z = 0;
   double yaw = 0, pitch = 0, roll = 0;
   double vx = 0, vy = 0, vz = 0;  // ENU velocity of the reference point
-  double v_long = 0, v_lat = 0;   // same velocity in the chassis frame (forward, left)
+  double v_long = 0, v_lat = 0;  // same velocity in the chassis frame (forward, left)
   double yaw_rate = 0;
 
   // Virtual sensors, evaluated on the corrected model.
@@ -95,8 +95,8 @@ struct EstimateRecord {
   // The estimator fills the first two; the publisher fills step_to_send_us just before the
   // datagram is handed to the kernel, from step_end_mono_ns.
   double frame_to_step_us = 0, step_compute_us = 0, step_to_send_us = 0;
-  double wakeup_lateness_us = 0;     // step start after its fixed-step deadline (status only)
-  std::int64_t step_end_mono_ns = 0; // CLOCK_MONOTONIC at the end of the step; 0: unknown
+  double wakeup_lateness_us = 0;  // step start after its fixed-step deadline (status only)
+  std::int64_t step_end_mono_ns = 0;  // CLOCK_MONOTONIC at the end of the step; 0: unknown
 };
 
 }  // namespace mbo

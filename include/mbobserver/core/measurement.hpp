@@ -35,7 +35,7 @@ enum class Channel : std::uint8_t {
   gnss_lat,  // deg, WGS84
   gnss_lon,  // deg, WGS84
   gnss_alt,  // m, height above the ellipsoid
-  gnss_speed,   // m/s, speed over ground
+  gnss_speed,  // m/s, speed over ground
   gnss_course,  // rad, course over ground, clockwise from true north, in [0, 2*pi)
   gnss_std_lat,  // m, 1-sigma (NMEA GST)
   gnss_std_lon,
@@ -52,18 +52,36 @@ inline constexpr std::size_t kChannelCount = static_cast<std::size_t>(Channel::c
 inline constexpr double kSameInstant_s = 5e-7;
 
 // Names used in configuration files and JSON output.
-inline constexpr std::array<std::string_view, kChannelCount> kChannelNames = {
-    "accel_x",         "accel_y",         "accel_z",         "gyro_x",
-    "gyro_y",          "gyro_z",          "wheel_count_fl",  "wheel_count_fr",
-    "wheel_count_rl",  "wheel_count_rr",  "steer_angle",     "drive_torque_fl",
-    "drive_torque_fr", "drive_torque_rl", "drive_torque_rr", "brake_pressure_fl",
-    "brake_pressure_fr", "brake_pressure_rl", "brake_pressure_rr", "gnss_lat",
-    "gnss_lon",        "gnss_alt",        "gnss_speed",      "gnss_course",
-    "gnss_std_lat",    "gnss_std_lon",    "gnss_std_alt",    "gnss_fix_quality"};
+inline constexpr std::array<std::string_view, kChannelCount> kChannelNames = {"accel_x",
+                                                                              "accel_y",
+                                                                              "accel_z",
+                                                                              "gyro_x",
+                                                                              "gyro_y",
+                                                                              "gyro_z",
+                                                                              "wheel_count_fl",
+                                                                              "wheel_count_fr",
+                                                                              "wheel_count_rl",
+                                                                              "wheel_count_rr",
+                                                                              "steer_angle",
+                                                                              "drive_torque_fl",
+                                                                              "drive_torque_fr",
+                                                                              "drive_torque_rl",
+                                                                              "drive_torque_rr",
+                                                                              "brake_pressure_fl",
+                                                                              "brake_pressure_fr",
+                                                                              "brake_pressure_rl",
+                                                                              "brake_pressure_rr",
+                                                                              "gnss_lat",
+                                                                              "gnss_lon",
+                                                                              "gnss_alt",
+                                                                              "gnss_speed",
+                                                                              "gnss_course",
+                                                                              "gnss_std_lat",
+                                                                              "gnss_std_lon",
+                                                                              "gnss_std_alt",
+                                                                              "gnss_fix_quality"};
 
-inline constexpr std::string_view channel_name(Channel c) {
-  return kChannelNames[static_cast<std::size_t>(c)];
-}
+inline constexpr std::string_view channel_name(Channel c) { return kChannelNames[static_cast<std::size_t>(c)]; }
 
 inline std::optional<Channel> channel_from_name(std::string_view name) {
   for (std::size_t i = 0; i < kChannelCount; ++i)

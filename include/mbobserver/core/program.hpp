@@ -23,7 +23,6 @@ void add_common_options(CLI::App& app, CommonOptions& options);
 
 // Parses the command line and runs `body`, mapping CLI11 parse errors and ConfigError to
 // exit code 2 and any other exception to 1, each as one line on stderr.
-int run_program(CLI::App& app, int argc, char** argv, CommonOptions& options,
-                const std::function<int()>& body);
+int run_program(CLI::App& app, int argc, char** argv, CommonOptions& options, const std::function<int()>& body);
 
 }  // namespace mbo

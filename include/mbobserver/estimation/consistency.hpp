@@ -11,8 +11,8 @@ namespace mbo::est {
 struct WhitenessResult {
   int samples = 0;
   double max_deviation = 0;  // max |C(k) - k/K| of the normalised cumulative periodogram
-  double bound = 0;          // 95 % Kolmogorov-Smirnov band, 1.36 / sqrt(K - 1)
-  bool white = false;        // max_deviation <= bound
+  double bound = 0;  // 95 % Kolmogorov-Smirnov band, 1.36 / sqrt(K - 1)
+  bool white = false;  // max_deviation <= bound
 };
 
 // Innovations in time order (uniformly sampled). Fewer than 16 samples: not white, samples = n.

@@ -35,15 +35,15 @@ struct ErrorEkfSettings {
   // FE: estimated inputs (dp): spectral density of each one's rate, and its initial 1-sigma,
   // which is also the largest its 1-sigma may grow to while nothing observes it.
   std::vector<double> input_rate_noise, initial_std_p;
-  double gate_sigma = 5;       // reject |innovation| > gate_sigma * sqrt(S); 0: no gate
+  double gate_sigma = 5;  // reject |innovation| > gate_sigma * sqrt(S); 0: no gate
   double max_variance = 1e12;  // variances are clipped here (bounded covariance)
 };
 
 struct UpdateResult {
   bool accepted = false;
-  double innovation = 0;   // y - h - H e before the update
-  double variance = 0;     // S = H P H' + r
-  double test_ratio = 0;   // innovation^2 / (gate_sigma^2 S)
+  double innovation = 0;  // y - h - H e before the update
+  double variance = 0;  // S = H P H' + r
+  double test_ratio = 0;  // innovation^2 / (gate_sigma^2 S)
 };
 
 class ErrorEkf {

@@ -19,7 +19,7 @@
 namespace mbo::est {
 
 enum class Correction {
-  position_problem,        // 4.5.4: add the errors to z, solve the position and velocity problems
+  position_problem,  // 4.5.4: add the errors to z, solve the position and velocity problems
   velocity_approximation,  // Sinigaglia 2016 A.4.2 / eq. (59): dq = R dz, dqd = R dzd (no iteration)
 };
 
@@ -28,15 +28,15 @@ enum class ForceCorrection { inertial, coordinates };
 
 // Which terms of dzdd/dz, dzdd/dzd errorEKF-FE differentiates (see model_jacobians()).
 enum class JacobianTerms {
-  all,     // eq. (67) re-evaluated along each perturbation: R, Rdot and Mbar move too
+  all,  // eq. (67) re-evaluated along each perturbation: R, Rdot and Mbar move too
   forces,  // Mbar and Rdot held at the state; the applied forces Q (and R' Q) differentiated
 };
 
 struct ObserverSettings {
   ErrorEkfSettings filter;
-  std::vector<int> observed;   // indices into model.z
+  std::vector<int> observed;  // indices into model.z
   Correction correction = Correction::position_problem;
-  int jacobian_period = 1;     // FE: recompute dzdd/dz, dzdd/dzd every this many steps; 0: never
+  int jacobian_period = 1;  // FE: recompute dzdd/dz, dzdd/dzd every this many steps; 0: never
   JacobianTerms jacobian_terms = JacobianTerms::all;
   // FE: a new dzdd/dzd further than this (relative, Frobenius) from the last one is not used
   // for the period it covers; 0: always used.
@@ -118,9 +118,7 @@ class MbObserver {
 
  private:
   void jacobian_row(const Gradients& g, VectorXd& H);
-  bool uses_jacobians() const {
-    return ekf_.force_error() && settings_.jacobian_period > 0 && jacobians_trusted_;
-  }
+  bool uses_jacobians() const { return ekf_.force_error() && settings_.jacobian_period > 0 && jacobians_trusted_; }
   void correct(ObserverStepReport& r);
   void apply_input_error(int k);
   void model_jacobians();

@@ -29,10 +29,10 @@ namespace mbo::est {
 struct GnssConfig {
   Eigen::Vector3d antenna = Eigen::Vector3d::Zero();  // vehicle frame, m
   double latency_s = 0;
-  double position_std = 0.02, velocity_std = 0.1;      // used when the receiver gives no sigma
+  double position_std = 0.02, velocity_std = 0.1;  // used when the receiver gives no sigma
   bool use_position = true, use_velocity = true, use_course = true, use_gst = true;
   bool use_altitude = true;  // the vertical row of the fix (leave out when z is not observed)
-  bool chassis_only = false;      // Sinigaglia 2016 eq. (89): correct the chassis position only
+  bool chassis_only = false;  // Sinigaglia 2016 eq. (89): correct the chassis position only
   double course_min_speed = 3.0;  // m/s; below it the course says nothing
   // rad, 1 sigma of the model's sideslip that turns course into heading: added to the course
   // row's variance (the model's sideslip error is in the heading it gives)
@@ -60,7 +60,8 @@ struct ImuConfig {
 
 struct WheelSensorConfig {
   int teeth = 40;
-  double angle_std = 0.0453;  // rad: one tooth of 40, uniform (2 pi / 40 / sqrt(12)); the reader derives it from `teeth`
+  double angle_std =
+      0.0453;  // rad: one tooth of 40, uniform (2 pi / 40 / sqrt(12)); the reader derives it from `teeth`
   std::array<std::uint64_t, 4> modulus{65536, 65536, 65536, 65536};
   bool use = true;
   double timeout_s = 0.1;
@@ -71,9 +72,9 @@ struct WheelSensorConfig {
 };
 
 struct ValidityConfig {
-  double max_position_std = 1.0;   // m
-  double max_yaw_std = 0.0873;     // rad (5 deg)
-  double max_velocity_std = 0.5;   // m/s
+  double max_position_std = 1.0;  // m
+  double max_yaw_std = 0.0873;  // rad (5 deg)
+  double max_velocity_std = 0.5;  // m/s
   double min_speed_for_sideslip = 1.0;
 };
 
@@ -94,9 +95,9 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& section, co
 // Counters of a run.
 struct VehicleObserverCounters {
   std::uint64_t steps = 0, resets = 0, model_step_failures = 0, correction_failures = 0;
-  std::uint64_t wheel_resets = 0;    // a wheel reset to its Hall counts after rejections
-  std::uint64_t samples_stale = 0;   // samples older than the previous step (late)
-  std::uint64_t samples_invalid = 0; // NaN / out of range
+  std::uint64_t wheel_resets = 0;  // a wheel reset to its Hall counts after rejections
+  std::uint64_t samples_stale = 0;  // samples older than the previous step (late)
+  std::uint64_t samples_invalid = 0;  // NaN / out of range
   std::uint64_t newton_iterations = 0;  // of the model steps (what a step's time goes with)
 };
 

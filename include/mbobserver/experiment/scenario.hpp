@@ -53,7 +53,7 @@ struct SensorSpec {
   double noise_std = 0;
   double rate_hz = 0;
   double quantum = 0;  // measurement resolution; 0: none
-  double start = 0;    // s, first sample time
+  double start = 0;  // s, first sample time
   std::vector<std::pair<double, double>> outages;  // [from, to) without samples
 };
 

@@ -19,8 +19,8 @@
 namespace mbo::exp {
 
 struct GnssJump {
-  double from = 0, to = 0;      // s
-  double east = 0, north = 0;   // m added to the reported position
+  double from = 0, to = 0;  // s
+  double east = 0, north = 0;  // m added to the reported position
 };
 
 struct SensorSimConfig {

@@ -26,7 +26,7 @@ namespace mbo::io {
 struct CandumpRecord {
   double t = 0;
   std::string_view interface;  // points into the parsed line
-  CanFrame frame;              // channel left 0: the caller maps interface names
+  CanFrame frame;  // channel left 0: the caller maps interface names
 };
 
 // Parses one line (without or with its trailing newline). Returns an empty view on success,
@@ -35,8 +35,7 @@ struct CandumpRecord {
 std::string_view parse_candump_line(std::string_view line, CandumpRecord& out);
 // The same, straight into a frame (the log reader's hot path). On failure `frame` holds
 // whatever was parsed before the problem.
-std::string_view parse_candump_line(std::string_view line, CanFrame& frame,
-                                    std::string_view& interface);
+std::string_view parse_candump_line(std::string_view line, CanFrame& frame, std::string_view& interface);
 
 // Longest line format_candump_line() writes: "(" 20+1+6 ")" + name + " " + 8 "##" 1 + 128 + "\n".
 inline constexpr std::size_t kCandumpMaxLine = 200;

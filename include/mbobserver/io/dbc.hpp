@@ -61,7 +61,7 @@ struct DbcSignal {
   std::vector<std::string> receivers;
   // Multiplexing. After parsing, every multiplexed signal names its switch in `multiplexor`
   // and lists the switch values in `mux_ranges` (from SG_MUL_VAL_, or [n, n] from "m<n>").
-  bool is_multiplexor = false;             // "M" or "m<n>M"
+  bool is_multiplexor = false;  // "M" or "m<n>M"
   std::optional<std::uint64_t> mux_value;  // "m<n>"
   std::string multiplexor;
   std::vector<MuxRange> mux_ranges;
@@ -78,7 +78,7 @@ struct DbcMessage {
   bool extended = false;
   std::string name;
   std::uint8_t size = 0;  // payload bytes, 0..64
-  bool fd = false;        // VFrameFormat *_CAN_FD, or size > 8
+  bool fd = false;  // VFrameFormat *_CAN_FD, or size > 8
   std::string transmitter;
   std::vector<DbcSignal> signals;
   std::string comment;

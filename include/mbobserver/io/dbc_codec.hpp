@@ -28,12 +28,12 @@ struct DecodedSignal {
 // The precomputed layout of one signal.
 struct SignalLayout {
   std::uint8_t first_byte = 0;  // lowest payload byte the 8-byte load starts at
-  std::uint8_t shift = 0;       // little-endian: right shift; big-endian: left shift
+  std::uint8_t shift = 0;  // little-endian: right shift; big-endian: left shift
   std::uint8_t length = 0;
-  std::uint8_t end_byte = 0;    // payload bytes needed (one past the last byte used)
+  std::uint8_t end_byte = 0;  // payload bytes needed (one past the last byte used)
   bool big_endian = false;
   bool is_signed = false;
-  bool wide = false;            // bit offset + length > 64: needs the ninth byte
+  bool wide = false;  // bit offset + length > 64: needs the ninth byte
   ValueType type = ValueType::integer;
   std::uint64_t mask = 0;
   double factor = 1;
@@ -44,9 +44,9 @@ struct SignalLayout {
 
 enum class EncodeStatus : std::uint8_t {
   ok,
-  clamped,     // outside the raw range: the nearest representable value was written
+  clamped,  // outside the raw range: the nearest representable value was written
   not_finite,  // NaN or infinite for an integer signal: nothing written
-  no_room,     // payload shorter than the signal: nothing written
+  no_room,  // payload shorter than the signal: nothing written
   bad_factor,  // factor 0: nothing written
 };
 

@@ -14,7 +14,7 @@ class FrameSource {
   using FrameHandler = std::function<void(const CanFrame&)>;
   virtual ~FrameSource() = default;
   virtual void start() = 0;  // begins (re)connecting and delivering frames
-  virtual void stop() = 0;   // cancels everything; no frame is delivered after it returns
+  virtual void stop() = 0;  // cancels everything; no frame is delivered after it returns
 };
 
 }  // namespace mbo::io

@@ -27,9 +27,9 @@ struct LogProblem {
 struct LogStats {
   std::uint64_t lines = 0;
   std::uint64_t frames = 0;
-  std::uint64_t bad_lines = 0;      // unreadable lines, skipped
+  std::uint64_t bad_lines = 0;  // unreadable lines, skipped
   std::uint64_t skipped_lines = 0;  // headers, comments and non-frame events
-  std::uint64_t backwards = 0;      // frames whose time is before the previous frame's
+  std::uint64_t backwards = 0;  // frames whose time is before the previous frame's
 };
 
 class LogReader {

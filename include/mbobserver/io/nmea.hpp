@@ -24,10 +24,10 @@
 namespace mbo::io {
 
 struct NmeaGga {
-  std::optional<double> time_s;     // UTC seconds of the day
-  std::optional<double> lat_deg;    // north positive
-  std::optional<double> lon_deg;    // east positive
-  int quality = 0;                  // 0 none, 1 GPS, 2 DGPS, 4 RTK fixed, 5 RTK float, ...
+  std::optional<double> time_s;  // UTC seconds of the day
+  std::optional<double> lat_deg;  // north positive
+  std::optional<double> lon_deg;  // east positive
+  int quality = 0;  // 0 none, 1 GPS, 2 DGPS, 4 RTK fixed, 5 RTK float, ...
   std::optional<int> satellites;
   std::optional<double> hdop;
   std::optional<double> alt_msl_m;  // above mean sea level
@@ -39,7 +39,7 @@ struct NmeaRmc {
   bool valid = false;  // status A; V = warning
   std::optional<double> lat_deg;
   std::optional<double> lon_deg;
-  std::optional<double> speed_mps;   // from knots
+  std::optional<double> speed_mps;  // from knots
   std::optional<double> course_deg;  // true, clockwise from north
   std::optional<int> date_ddmmyy;
   std::optional<double> magnetic_variation_deg;  // east positive
@@ -70,9 +70,9 @@ struct NmeaSentence {
 };
 
 enum class NmeaStatus : std::uint8_t {
-  parsed,       // one of GGA, RMC, VTG, GST
+  parsed,  // one of GGA, RMC, VTG, GST
   unsupported,  // a valid sentence of another type (GSV, GSA, TXT, proprietary, ...)
-  rejected,     // see NmeaResult::reason
+  rejected,  // see NmeaResult::reason
 };
 
 struct NmeaResult {

@@ -44,7 +44,7 @@ struct NmeaHealth {
   std::uint64_t lines = 0;
   std::uint64_t parsed = 0;
   std::uint64_t unsupported = 0;  // valid sentences of other types (GSV, GSA, ...)
-  std::uint64_t rejected = 0;     // bad checksum, malformed fields, ...
+  std::uint64_t rejected = 0;  // bad checksum, malformed fields, ...
   std::uint64_t overlong = 0;
   std::uint64_t read_errors = 0;
   std::uint64_t reconnects = 0;
@@ -59,8 +59,7 @@ struct NmeaHealth {
 class NmeaLineAssembler {
  public:
   using LineHandler = std::function<void(std::string_view)>;
-  NmeaLineAssembler(std::size_t max_line, LineHandler on_line)
-      : max_line_(max_line), on_line_(std::move(on_line)) {}
+  NmeaLineAssembler(std::size_t max_line, LineHandler on_line) : max_line_(max_line), on_line_(std::move(on_line)) {}
   void feed(std::span<const char> bytes);
   void reset();
   std::uint64_t overlong() const { return overlong_; }
@@ -76,8 +75,7 @@ class NmeaLineAssembler {
 class SerialNmeaSource {
  public:
   using MeasurementHandler = std::function<void(std::span<const Measurement>)>;
-  SerialNmeaSource(boost::asio::io_context& io, SerialNmeaOptions options,
-                   MeasurementHandler on_measurements);
+  SerialNmeaSource(boost::asio::io_context& io, SerialNmeaOptions options, MeasurementHandler on_measurements);
   ~SerialNmeaSource();
 
   void start();

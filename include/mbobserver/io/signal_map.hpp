@@ -105,8 +105,7 @@ class SignalMap {
   // Encodes the channel values of `tx` into a frame stamped `t` (other signals raw 0).
   // Counters are wrapped to their modulus. Returns false if a value had to be clamped to the
   // signal's range or was not finite (the frame is still complete).
-  bool encode(const TxFrame& tx, const std::array<double, kChannelCount>& values, double t,
-              CanFrame& out) const;
+  bool encode(const TxFrame& tx, const std::array<double, kChannelCount>& values, double t, CanFrame& out) const;
 
  private:
   explicit SignalMap(DbcCodec codec) : codec_(std::move(codec)) {}

@@ -42,31 +42,29 @@ struct SocketCanOptions {
   double reconnect_max_s = 5.0;
   double state_poll_s = 1.0;
 
-  static SocketCanOptions from(const CanInterfaceConfig& c, std::uint8_t channel,
-                               std::vector<CanId> ids);
+  static SocketCanOptions from(const CanInterfaceConfig& c, std::uint8_t channel, std::vector<CanId> ids);
 };
 
 // Counters since start(); read them from any thread with SocketCanSource::health().
 struct CanHealth {
-  std::uint64_t frames = 0;             // delivered, error frames included
+  std::uint64_t frames = 0;  // delivered, error frames included
   std::uint64_t error_frames = 0;
-  std::uint64_t kernel_drops = 0;       // SO_RXQ_OVFL: frames the socket queue dropped
-  std::uint64_t bad_records = 0;        // records of a size that is no CAN frame
+  std::uint64_t kernel_drops = 0;  // SO_RXQ_OVFL: frames the socket queue dropped
+  std::uint64_t bad_records = 0;  // records of a size that is no CAN frame
   std::uint64_t disconnects = 0;
-  std::uint64_t reconnects = 0;         // successful opens after a disconnect or failure
+  std::uint64_t reconnects = 0;  // successful opens after a disconnect or failure
   std::uint64_t open_failures = 0;
   std::uint64_t bus_off_restarts = 0;
-  int controller_state = -1;            // CAN_STATE_* (linux/can/netlink.h), -1 unknown
+  int controller_state = -1;  // CAN_STATE_* (linux/can/netlink.h), -1 unknown
   std::uint16_t tx_errors = 0, rx_errors = 0;  // bus error counters
   bool connected = false;
-  bool failed = false;                  // permanent failure: the source gave up
+  bool failed = false;  // permanent failure: the source gave up
   std::string last_error;
 };
 
 class CanOpenError : public std::runtime_error {
  public:
-  CanOpenError(const std::string& message, bool permanent)
-      : std::runtime_error(message), permanent_(permanent) {}
+  CanOpenError(const std::string& message, bool permanent) : std::runtime_error(message), permanent_(permanent) {}
   bool permanent() const { return permanent_; }
 
  private:
@@ -158,8 +156,8 @@ class SocketCanSource : public FrameSource {
   DropCounter drops_;
 
   struct Counters {
-    std::atomic<std::uint64_t> frames{0}, error_frames{0}, kernel_drops{0}, bad_records{0},
-        disconnects{0}, reconnects{0}, open_failures{0}, bus_off_restarts{0};
+    std::atomic<std::uint64_t> frames{0}, error_frames{0}, kernel_drops{0}, bad_records{0}, disconnects{0},
+        reconnects{0}, open_failures{0}, bus_off_restarts{0};
     std::atomic<int> controller_state{-1};
     std::atomic<std::uint16_t> tx_errors{0}, rx_errors{0};
     std::atomic<bool> connected{false}, failed{false};

@@ -25,8 +25,8 @@ std::optional<Unit> find_unit(std::string_view text);
 // The unit a channel's values are in: SI except latitude/longitude (degrees).
 struct ChannelUnit {
   Dimension dimension;
-  double to_base;          // 1 for SI channels, pi/180 for degrees
-  std::string_view name;   // "rad/s", "deg", "count", ...
+  double to_base;  // 1 for SI channels, pi/180 for degrees
+  std::string_view name;  // "rad/s", "deg", "count", ...
 };
 ChannelUnit channel_unit(Channel c);
 

@@ -20,14 +20,14 @@ struct BasisItem {
 struct BodySpec {
   std::string name;
   double mass = 0;
-  int origin = -1;                            // a point entity of the body
-  std::vector<BasisItem> basis;               // 3-D: three items; 2-D: one (the second is its
-                                              // perpendicular); empty: a point mass at origin
-  std::map<int, Vector3d> points;             // point entity -> local coordinates
-  std::map<int, Vector3d> vectors;            // unit vector entity -> local direction
-  Vector3d com = Vector3d::Zero();            // local centre of mass
+  int origin = -1;  // a point entity of the body
+  std::vector<BasisItem> basis;  // 3-D: three items; 2-D: one (the second is its
+                                 // perpendicular); empty: a point mass at origin
+  std::map<int, Vector3d> points;  // point entity -> local coordinates
+  std::map<int, Vector3d> vectors;  // unit vector entity -> local direction
+  Vector3d com = Vector3d::Zero();  // local centre of mass
   Eigen::Matrix3d inertia = Eigen::Matrix3d::Zero();  // about the centre of mass, local axes;
-                                                       // 2-D: inertia(2,2) is I_zz
+                                                      // 2-D: inertia(2,2) is I_zz
   bool rigid_constraints = true;  // false when other constraints already fix its shape
 };
 
@@ -50,17 +50,16 @@ class ModelBuilder {
   const Model& model() const { return m_; }
 
   // Linear vectors
-  LinearVec of(int entity, double a = 1) const;      // a * E
-  LinearVec difference(int from, int to) const;      // E_to - E_from
+  LinearVec of(int entity, double a = 1) const;  // a * E
+  LinearVec difference(int from, int to) const;  // E_to - E_from
   static LinearVec sum(const LinearVec& a, const LinearVec& b, double sb = 1);
-  static LinearVec perp(const LinearVec& v);         // ez x v (2-D)
+  static LinearVec perp(const LinearVec& v);  // ez x v (2-D)
 
   // Constraints (`label` is used in messages)
   void dot(const LinearVec& A, const LinearVec& B, double c, const std::string& label);
   void distance(int p1, int p2, double length);
   void combination(std::vector<CombinationTerm> terms, const std::string& label);
-  void angle(int theta, const LinearVec& from, const LinearVec& to, const LinearVec& axis,
-             const std::string& label);
+  void angle(int theta, const LinearVec& from, const LinearVec& to, const LinearVec& axis, const std::string& label);
   void driving(int scalar, int input_value, int input_rate = -1, int input_accel = -1);
   // P = base + s * dir: a point sliding on a line with distance coordinate s (strut, piston).
   void point_on_line(int point, const LinearVec& base, const LinearVec& dir, int s);
@@ -70,7 +69,7 @@ class ModelBuilder {
 
   // Bodies; returns its index.
   int body(const BodySpec& spec);
-  LinearVec body_point(int body, const Vector3d& local) const;   // a point fixed on the body
+  LinearVec body_point(int body, const Vector3d& local) const;  // a point fixed on the body
   LinearVec body_vector(int body, const Vector3d& local) const;  // a direction fixed on it
 
   // Forces
@@ -91,8 +90,8 @@ class ModelBuilder {
   struct BodyGeometry {
     int origin;
     Vector3d origin_local;
-    std::vector<LinearVec> basis;      // dim vectors (2-D: e1 and its perpendicular)
-    Eigen::Matrix3d basis_inverse;     // local -> basis coordinates
+    std::vector<LinearVec> basis;  // dim vectors (2-D: e1 and its perpendicular)
+    Eigen::Matrix3d basis_inverse;  // local -> basis coordinates
   };
   int add_entity(const std::string& name, EntityKind kind, int dim, const Vector3d& at, bool fixed,
                  ScalarKind sk = ScalarKind::other);

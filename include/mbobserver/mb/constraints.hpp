@@ -16,9 +16,7 @@ inline Vector3d load(const VectorXd& x, int slot, int dim) {
 }
 
 // (a I + b [ez x]) v
-inline Vector3d apply(const LinearTerm& t, const Vector3d& v) {
-  return t.a * v + t.b * Vector3d(-v.y(), v.x(), 0);
-}
+inline Vector3d apply(const LinearTerm& t, const Vector3d& v) { return t.a * v + t.b * Vector3d(-v.y(), v.x(), 0); }
 
 Vector3d evaluate(const LinearVec& v, const VectorXd& x, int dim);
 
@@ -33,14 +31,13 @@ void constraint_values_jacobian(const Model& m, const VectorXd& x, const VectorX
                                 double* jac_values);
 
 // out = sum_jk d2Phi/dx_j dx_k a_j b_k; a and b are over x (their constant part must be zero).
-void constraint_hessian_product(const Model& m, const VectorXd& x, const VectorXd& a,
-                                const VectorXd& b, VectorXd& out);
+void constraint_hessian_product(const Model& m, const VectorXd& x, const VectorXd& a, const VectorXd& b, VectorXd& out);
 
 // The same for several b at once: out(i, c) = sum_jk d2Phi_i/dx_j dx_k a_j B(k, cols[c]) for
 // c < cols.size(), B over q (nq rows; constant slots count as zero). What depends on x and a
 // is evaluated once per constraint (Rdot, column by column, Sinigaglia 2016 eq. (107)).
-void constraint_hessian_product_columns(const Model& m, const VectorXd& x, const VectorXd& a,
-                                        const Eigen::MatrixXd& B, std::span<const int> cols, RowMatrix& out);
+void constraint_hessian_product_columns(const Model& m, const VectorXd& x, const VectorXd& a, const Eigen::MatrixXd& B,
+                                        std::span<const int> cols, RowMatrix& out);
 
 // Phi_t and Phi_tt of the driving constraints (zero rows elsewhere).
 void constraint_time_terms(const Model& m, const VectorXd& u, VectorXd& phi_t, VectorXd& phi_tt);

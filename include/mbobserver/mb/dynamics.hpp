@@ -16,8 +16,8 @@ struct StepResult {
                            // tangent matrix could not be factorised; the state holds the
                            // last iterate and must not be trusted
   int iterations = 0;
-  double dq_norm = 0;    // ||dq||_inf of the last Newton correction
-  double phi_norm = 0;   // ||Phi||_inf at the end of the step
+  double dq_norm = 0;  // ||dq||_inf of the last Newton correction
+  double phi_norm = 0;  // ||Phi||_inf at the end of the step
 };
 
 // Advances `s` from s.t to s.t + dt with the inputs s.u (their values at s.t + dt).

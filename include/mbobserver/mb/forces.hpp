@@ -13,8 +13,7 @@ namespace mbo::mb {
 // K and C matrices indexed like its coordinates() list (already zeroed).
 class ForceSink {
  public:
-  ForceSink(Eigen::Ref<VectorXd> Q, int nq, Eigen::MatrixXd* K, Eigen::MatrixXd* C)
-      : Q_(Q), nq_(nq), K_(K), C_(C) {}
+  ForceSink(Eigen::Ref<VectorXd> Q, int nq, Eigen::MatrixXd* K, Eigen::MatrixXd* C) : Q_(Q), nq_(nq), K_(K), C_(C) {}
   void add(int slot, double v) {
     if (slot < nq_) Q_[slot] += v;
   }
@@ -31,8 +30,8 @@ class ForceSink {
 
 // Storage for one evaluation of all force elements (sized by make_force_buffers).
 struct ForceBuffers {
-  VectorXd Q;                        // nq
-  std::vector<double> K, C;          // values of m.force_K / m.force_C unique entries
+  VectorXd Q;  // nq
+  std::vector<double> K, C;  // values of m.force_K / m.force_C unique entries
   std::vector<Eigen::MatrixXd> custom_K, custom_C;  // one local block per custom force
 };
 
@@ -40,8 +39,8 @@ ForceBuffers make_force_buffers(const Model& m);
 
 // Q(x, xd, u, t) of every element (gravity included; not the FE correction). With
 // `jacobians`, also K and C. x and xd are over [q; constants] (constant velocities zero).
-void generalized_forces(const Model& m, const VectorXd& x, const VectorXd& xd, const VectorXd& u,
-                        double t, bool jacobians, ForceBuffers& out);
+void generalized_forces(const Model& m, const VectorXd& x, const VectorXd& xd, const VectorXd& u, double t,
+                        bool jacobians, ForceBuffers& out);
 
 // Build-time: the write sequences of the built-in elements' K and C.
 void record_force_patterns(const Model& m, const VectorXd& x, std::vector<Model::Entry>& K,

@@ -31,8 +31,7 @@ KinematicResult solve_position(const Model& m, VectorXd& q, const VectorXd& u, W
 // qd: the z entries are given, the dependent ones are solved (Phi_q qd = -Phi_t).
 void solve_velocity(const Model& m, const VectorXd& u, VectorXd& qd, Workspace& ws);
 // qdd: the z entries are given (Phi_q qdd = -Phi_q_dot qd - Phi_t_dot).
-void solve_acceleration(const Model& m, const VectorXd& u, const VectorXd& qd, VectorXd& qdd,
-                        Workspace& ws);
+void solve_acceleration(const Model& m, const VectorXd& u, const VectorXd& qd, VectorXd& qdd, Workspace& ws);
 // ws.R (nq x nz): column j is the velocity solution for a unit speed of z_j.
 void compute_R(const Model& m, Workspace& ws);
 // ws.Rdot = dR/dt along qd (needs ws.R).

@@ -33,8 +33,8 @@ struct Entity {
   std::string name;
   EntityKind kind = EntityKind::point;
   ScalarKind scalar_kind = ScalarKind::other;
-  int dim = 0;     // components: the model dimension for points and vectors, 1 for scalars
-  int slot = 0;    // first index in x = [q; constants]
+  int dim = 0;  // components: the model dimension for points and vectors, 1 for scalars
+  int slot = 0;  // first index in x = [q; constants]
   bool fixed = false;
 };
 
@@ -90,7 +90,7 @@ struct CombinationConstraint {
 struct AngleConstraint {
   int theta_slot = 0;
   LinearVec A, B;
-  LinearVec n;   // empty: ez (planar)
+  LinearVec n;  // empty: ez (planar)
 };
 
 // s - s(t) = 0: a coordinate driven by an input (rheonomic). Rate and acceleration of the
@@ -104,8 +104,8 @@ enum class ConstraintKind : std::uint8_t { dot, combination, angle, driving };
 
 struct Constraint {
   ConstraintKind kind = ConstraintKind::dot;
-  int index = 0;   // into the kind's array
-  int row = 0;     // first row in Phi
+  int index = 0;  // into the kind's array
+  int row = 0;  // first row in Phi
   int rows = 1;
   std::string label;  // for messages
 };
@@ -119,16 +119,16 @@ struct Constraint {
 struct Body {
   std::string name;
   double mass = 0;
-  std::vector<int> slots;   // coordinates of the body, in the order of its local mass matrix
-  Eigen::MatrixXd M;        // constant local mass matrix (slots x slots), fixed slots included
-  Vector3d com_local;       // centre of mass in the body's basis coordinates c
+  std::vector<int> slots;  // coordinates of the body, in the order of its local mass matrix
+  Eigen::MatrixXd M;  // constant local mass matrix (slots x slots), fixed slots included
+  Vector3d com_local;  // centre of mass in the body's basis coordinates c
   // r(c) = C0 * xl + sum_k c_k Ck * xl, with xl = x[slots]
   Eigen::MatrixXd C0;
   std::array<Eigen::MatrixXd, 3> Ck;
-  int origin_slot = 0;           // first slot of the origin point
+  int origin_slot = 0;  // first slot of the origin point
   Vector3d origin_local = Vector3d::Zero();
   std::vector<LinearVec> basis;  // e_k (2-D: e1 and its perpendicular)
-  Eigen::Matrix3d basis_local;   // columns: e_k in the body's orthonormal local frame
+  Eigen::Matrix3d basis_local;  // columns: e_k in the body's orthonormal local frame
   Eigen::Matrix3d basis_inverse;
 };
 
@@ -149,7 +149,7 @@ struct Table {
   double slope(double v) const;
 };
 
-struct PointForce {      // F = constant + inputs (global frame), applied at a body point
+struct PointForce {  // F = constant + inputs (global frame), applied at a body point
   BodyPoint point;
   Vector3d constant = Vector3d::Zero();
   std::array<int, 3> inputs{-1, -1, -1};
@@ -200,8 +200,8 @@ class CustomForce {
  public:
   virtual ~CustomForce() = default;
   virtual std::vector<int> coordinates() const = 0;  // q slots it reads and acts on
-  virtual void evaluate(const Model& model, const VectorXd& x, const VectorXd& xd,
-                        const VectorXd& inputs, double t, ForceSink& out) const = 0;
+  virtual void evaluate(const Model& model, const VectorXd& x, const VectorXd& xd, const VectorXd& inputs, double t,
+                        ForceSink& out) const = 0;
 };
 
 struct SolverSettings {
@@ -212,7 +212,7 @@ struct SolverSettings {
   // an alpha costs digits.
   double penalty = 0;
   double penalty_ratio = 100;
-  double tolerance = 1e-10;      // Newton: ||dq||_inf, absolute (m, rad)
+  double tolerance = 1e-10;  // Newton: ||dq||_inf, absolute (m, rad)
   int max_iterations = 25;
   double kinematic_tolerance = 1e-12;  // ||Phi||_inf for the position problem
   int kinematic_max_iterations = 50;
@@ -226,13 +226,13 @@ class Model {
   int dim = 2;
   Vector3d gravity = Vector3d::Zero();
 
-  int nq = 0;         // coordinates
-  int nconst = 0;     // constant slots after q
-  int nc = 0;         // constraint equations
-  VectorXd x0;        // initial coordinates and constants (size nq + nconst)
+  int nq = 0;  // coordinates
+  int nconst = 0;  // constant slots after q
+  int nc = 0;  // constraint equations
+  VectorXd x0;  // initial coordinates and constants (size nq + nconst)
   std::vector<Entity> entities;
   std::vector<std::string> coordinate_names;  // nq names: "P1.x", "u.z", "theta"
-  std::vector<int> z;                          // independent coordinates (q slots)
+  std::vector<int> z;  // independent coordinates (q slots)
   std::vector<std::string> inputs;
 
   std::vector<Constraint> constraints;
@@ -252,18 +252,18 @@ class Model {
   SolverSettings solver;
 
   // Derived at build time ------------------------------------------------------------------
-  VectorXd Q_gravity;   // constant generalised gravity force (nq)
+  VectorXd Q_gravity;  // constant generalised gravity force (nq)
   struct Entry {
     int row, col;
   };
-  std::vector<Entry> jac;                  // unique Phi_q pattern, sorted by row then column
-  std::vector<int> jac_row_begin;          // nc + 1: entries of row r are [begin[r], begin[r+1])
-  std::vector<int> jac_write_target;       // write sequence -> index into jac
-  std::vector<Entry> force_K, force_C;     // unique K and C patterns (upper and lower)
+  std::vector<Entry> jac;  // unique Phi_q pattern, sorted by row then column
+  std::vector<int> jac_row_begin;  // nc + 1: entries of row r are [begin[r], begin[r+1])
+  std::vector<int> jac_write_target;  // write sequence -> index into jac
+  std::vector<Entry> force_K, force_C;  // unique K and C patterns (upper and lower)
   std::vector<int> force_K_target, force_C_target;
-  std::vector<Entry> mass;                 // global M, COO of unique entries
+  std::vector<Entry> mass;  // global M, COO of unique entries
   std::vector<double> mass_values;
-  double mass_scale = 1;                   // max diagonal entry of M
+  double mass_scale = 1;  // max diagonal entry of M
 
   double penalty_for(double dt) const {
     return solver.penalty > 0 ? solver.penalty : solver.penalty_ratio * mass_scale * 4 / (dt * dt);
@@ -280,9 +280,9 @@ class Model {
   }
 
   // Lookup -----------------------------------------------------------------------------------
-  int entity(const std::string& name) const;        // -1 if absent
-  int coordinate(const std::string& name) const;    // q slot of "P1.x" / "theta"; -1 if absent
-  int input(const std::string& name) const;         // -1 if absent
+  int entity(const std::string& name) const;  // -1 if absent
+  int coordinate(const std::string& name) const;  // q slot of "P1.x" / "theta"; -1 if absent
+  int input(const std::string& name) const;  // -1 if absent
   bool is_z(int slot) const;
 };
 

@@ -22,8 +22,7 @@ namespace detail {
 // factorisation by Eigen, the columns of each row of L in topological (increasing) order and
 // where each entry is stored; refactor() then runs the same arithmetic in the same order into
 // Eigen's own storage, so matrixL() and the solves are Eigen's.
-class PreorderedLDLT
-    : public Eigen::SimplicialLDLT<SparseMatrix, Eigen::Upper, Eigen::NaturalOrdering<int>> {
+class PreorderedLDLT : public Eigen::SimplicialLDLT<SparseMatrix, Eigen::Upper, Eigen::NaturalOrdering<int>> {
  public:
   // Eigen's factorisation of `upper`, then the row patterns of L.
   void plan(const SparseMatrix& upper);
@@ -71,8 +70,8 @@ class SparseSystem {
 
  private:
   int n_ = 0;
-  std::vector<int> perm_;      // perm_[i]: position of coordinate i in the factorised order
-  SparseMatrix upper_;         // upper triangle in the permuted order
+  std::vector<int> perm_;  // perm_[i]: position of coordinate i in the factorised order
+  SparseMatrix upper_;  // upper triangle in the permuted order
   detail::PreorderedLDLT ldlt_;
   Eigen::VectorXd work_;
 };

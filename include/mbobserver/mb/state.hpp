@@ -9,10 +9,10 @@ namespace mbo::mb {
 
 struct State {
   double t = 0;
-  VectorXd q, qd, qdd;   // nq
-  VectorXd lambda;       // nc
-  VectorXd u;            // inputs, by Model::inputs
-  VectorXd Q_correction; // nq, added to Q (errorEKF-FE, Sinigaglia 2016 eqs. (125)-(126))
+  VectorXd q, qd, qdd;  // nq
+  VectorXd lambda;  // nc
+  VectorXd u;  // inputs, by Model::inputs
+  VectorXd Q_correction;  // nq, added to Q (errorEKF-FE, Sinigaglia 2016 eqs. (125)-(126))
   // The predictor's history (see step()): accelerations of the two steps before this one,
   // how many of them are valid (0-2) and the step they were taken with.
   VectorXd qdd_prev, qdd_prev2;  // nq

@@ -11,8 +11,8 @@ namespace mbo::models {
 class AeroDrag final : public mb::CustomForce {
  public:
   // local: the point's coordinates along u, v, w from P0; slots: first q slot of P0, u, v, w.
-  AeroDrag(double half_rho_cd_a, const Eigen::Vector3d& local, int P0, int u, int v, int w,
-           int input_wind_x, int input_wind_y);
+  AeroDrag(double half_rho_cd_a, const Eigen::Vector3d& local, int P0, int u, int v, int w, int input_wind_x,
+           int input_wind_y);
   std::vector<int> coordinates() const override;
   void evaluate(const mb::Model& model, const Eigen::VectorXd& x, const Eigen::VectorXd& xd,
                 const Eigen::VectorXd& inputs, double t, mb::ForceSink& out) const override;

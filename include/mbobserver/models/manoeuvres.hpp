@@ -40,30 +40,30 @@ enum class ManoeuvreKind {
 struct ManoeuvreSpec {
   ManoeuvreKind kind = ManoeuvreKind::constant;
   double duration_s = 10;
-  VehicleStart start;                    // speed: the initial speed
+  VehicleStart start;  // speed: the initial speed
   double target_speed_mps = std::numeric_limits<double>::quiet_NaN();  // NaN: start.speed
-  double steer_rad = 0;                  // constant, steady_circle
-  double radius_m = 0;                   // steady_circle: > 0 replaces steer_rad
-  double steer_ramp_s = 1;               // steady_circle: steering ramped in over this time
-  double drive_torque_Nm = 0;            // per driven wheel (constant, straight_acceleration)
+  double steer_rad = 0;  // constant, steady_circle
+  double radius_m = 0;  // steady_circle: > 0 replaces steer_rad
+  double steer_ramp_s = 1;  // steady_circle: steering ramped in over this time
+  double drive_torque_Nm = 0;  // per driven wheel (constant, straight_acceleration)
   std::array<bool, kWheels> driven{false, false, true, true};
-  double brake_start_s = 1;              // braking
-  double brake_pressure_Pa = 0;          // braking: step value (also the ABS ceiling)
+  double brake_start_s = 1;  // braking
+  double brake_pressure_Pa = 0;  // braking: step value (also the ABS ceiling)
   double brake_ramp_s = 0.15;
   bool abs = false;
-  bool traction_control = false;         // drive torque limited to 90 % of the peak slip
-                                         // (constant, straight_acceleration, seed003_*)
-  double lane_offset_m = 3.5;            // double_lane_change
-  double path_start_x_m = 20;            // where section 1 begins along x
+  bool traction_control = false;  // drive torque limited to 90 % of the peak slip
+                                  // (constant, straight_acceleration, seed003_*)
+  double lane_offset_m = 3.5;  // double_lane_change
+  double path_start_x_m = 20;  // where section 1 begins along x
   double mu = std::numeric_limits<double>::quiet_NaN();  // friction override
 };
 
 // State of the closed-loop driver between steps (no allocation).
 struct DriverState {
   double speed_integral = 0;
-  double steer = 0, steer_rate = 0;      // filtered steering
-  std::array<double, kWheels> brake{};   // ABS pressures
-  std::array<double, kWheels> drive{};   // traction-control torques
+  double steer = 0, steer_rate = 0;  // filtered steering
+  std::array<double, kWheels> brake{};  // ABS pressures
+  std::array<double, kWheels> drive{};  // traction-control torques
   bool started = false;
 };
 
@@ -71,8 +71,8 @@ struct DriverState {
 double lane_change_path(const ManoeuvreSpec& m, double x);
 
 // Inputs at time t (the state's outputs o at t - dt); dt is the step.
-VehicleInputs manoeuvre_inputs(const ManoeuvreSpec& m, const Vehicle& v, const VehicleOutputs& o,
-                               DriverState& d, double t, double dt);
+VehicleInputs manoeuvre_inputs(const ManoeuvreSpec& m, const Vehicle& v, const VehicleOutputs& o, DriverState& d,
+                               double t, double dt);
 
 ManoeuvreSpec load_manoeuvre(const JsonReader& r, const Vehicle& v);
 const char* manoeuvre_name(ManoeuvreKind k);

@@ -27,7 +27,7 @@ using Eigen::Vector3d;
 // the crest stands above the road and how long its footprint is (chord); the cylinder radius
 // follows: r = (chord^2 / 4 + height^2) / (2 height).
 struct Bump {
-  double x_m = 0;       // crest position along the ground x axis
+  double x_m = 0;  // crest position along the ground x axis
   double height_m = 0;  // crest height above the road plane
   double length_m = 0;  // footprint length along x (chord)
   double radius() const { return (length_m * length_m / 4 + height_m * height_m) / (2 * height_m); }
@@ -35,34 +35,34 @@ struct Bump {
 
 // Heights (m) added to the plane on a regular grid, bilinear between nodes, zero outside.
 struct HeightGrid {
-  double x0_m = 0, y0_m = 0;   // first node
-  double dx_m = 1, dy_m = 1;   // spacing
+  double x0_m = 0, y0_m = 0;  // first node
+  double dx_m = 1, dy_m = 1;  // spacing
   int nx = 0, ny = 0;
-  std::vector<double> z_m;     // nx * ny, x fastest
+  std::vector<double> z_m;  // nx * ny, x fastest
   bool empty() const { return nx == 0; }
   // Height and its gradient (dh/dx, dh/dy) at (x, y).
   void sample(double x, double y, double& h, double& hx, double& hy) const;
 };
 
 struct Road {
-  double z0_m = 0;        // plane height at x = y = 0
-  double grade = 0;       // dz/dx of the plane (0.05 = 5 % uphill towards +x)
-  double crossfall = 0;   // dz/dy of the plane
+  double z0_m = 0;  // plane height at x = y = 0
+  double grade = 0;  // dz/dx of the plane (0.05 = 5 % uphill towards +x)
+  double crossfall = 0;  // dz/dy of the plane
   std::vector<Bump> bumps;
   HeightGrid grid;
 
-  Vector3d normal() const;            // unit normal of the plane
-  Vector3d tangent_x() const;         // unit tangent of the plane in the x-z plane
+  Vector3d normal() const;  // unit normal of the plane
+  Vector3d tangent_x() const;  // unit tangent of the plane in the x-z plane
   double height(double x, double y) const;  // plane + grid (bumps not included)
 };
 
 // One contact between a wheel and one feature of the road.
 struct Contact {
-  Vector3d point = Vector3d::Zero();      // on the wheel's rim plane: C - rho d
-  Vector3d normal = Vector3d::UnitZ();    // road normal at the contact (unit, out of the road)
-  Vector3d d = Vector3d::UnitZ();         // unit direction from C to the contact point in the wheel plane, reversed
-                       // (contact = C - rho d)
-  double rho = 0;      // loaded radius |contact - C|
+  Vector3d point = Vector3d::Zero();  // on the wheel's rim plane: C - rho d
+  Vector3d normal = Vector3d::UnitZ();  // road normal at the contact (unit, out of the road)
+  Vector3d d = Vector3d::UnitZ();  // unit direction from C to the contact point in the wheel plane, reversed
+                                   // (contact = C - rho d)
+  double rho = 0;  // loaded radius |contact - C|
   double penetration = 0;  // R0 - rho (> 0: in contact)
 };
 

@@ -32,26 +32,26 @@ namespace mbo::models {
 // with D = mu * peak_factor * Fz, the slip stiffness B C D = stiffness * Fz (independent of mu,
 // as in MF 2002 where lambda_mu scales D and B follows), hence B = stiffness / (C mu peak_factor).
 struct MagicFormula {
-  double stiffness = 0;    // slip stiffness per unit load (1/unit slip, 1/rad laterally)
-  double C = 1.5;          // shape factor, 1 < C < 2 (the curve has a peak)
-  double E = 0;            // curvature factor, E <= 1
+  double stiffness = 0;  // slip stiffness per unit load (1/unit slip, 1/rad laterally)
+  double C = 1.5;  // shape factor, 1 < C < 2 (the curve has a peak)
+  double E = 0;  // curvature factor, E <= 1
   double peak_factor = 1;  // D / (mu Fz) at the nominal load
 };
 
 struct TyreParams {
-  double radius_m = 0.3;            // unloaded radius R0
+  double radius_m = 0.3;  // unloaded radius R0
   double width_m = 0.2;
   double radial_stiffness_N_per_m = 2e5;
   double radial_damping_Ns_per_m = 200;
-  double mu = 1;                    // friction coefficient of the reference surface
-  double nominal_load_N = 4000;     // Fz0
-  double load_sensitivity = 0;      // d(mu)/mu per unit (Fz - Fz0)/Fz0 (MF pDx2, pDy2; < 0)
+  double mu = 1;  // friction coefficient of the reference surface
+  double nominal_load_N = 4000;  // Fz0
+  double load_sensitivity = 0;  // d(mu)/mu per unit (Fz - Fz0)/Fz0 (MF pDx2, pDy2; < 0)
   MagicFormula longitudinal, lateral;
-  double rolling_resistance = 0.01;            // f_r0
-  double rolling_resistance_speed2 = 0;        // f_r2 [s^2/m^2]: f_r = f_r0 + f_r2 v^2
-  double rolling_transition_mps = 0.2;         // tanh transition of rolling resistance at zero speed
-  double low_speed_mps = 3;                    // v_low of the slip blend
-  double brake_transition_radps = 0.1;         // tanh transition of brake torque at zero spin rate
+  double rolling_resistance = 0.01;  // f_r0
+  double rolling_resistance_speed2 = 0;  // f_r2 [s^2/m^2]: f_r = f_r0 + f_r2 v^2
+  double rolling_transition_mps = 0.2;  // tanh transition of rolling resistance at zero speed
+  double low_speed_mps = 3;  // v_low of the slip blend
+  double brake_transition_radps = 0.1;  // tanh transition of brake torque at zero spin rate
 
   // Effective rolling radius for a given penetration (Pacejka: between loaded and unloaded,
   // about R0 - penetration / 3 for radial tyres).
@@ -75,15 +75,15 @@ struct CombinedSlip {
 };
 // falloff in [0, 1]: the fraction of the curve's drop beyond its peak that is kept (1: the
 // Magic Formula as it is; 0: held at the peak).
-CombinedSlip combined_slip(double sx, double sy, double Dx, double Dy, const MagicFormula& lx,
-                           const MagicFormula& ly, double ypx, double ypy, double falloff = 1);
+CombinedSlip combined_slip(double sx, double sy, double Dx, double Dy, const MagicFormula& lx, const MagicFormula& ly,
+                           double ypx, double ypy, double falloff = 1);
 
 // Position and velocity of one wheel (all in the ground frame).
 struct WheelKinematics {
-  Eigen::Vector3d C, Cd;          // centre
-  Eigen::Vector3d a, r, s;        // axle and two radial unit vectors (r x a = s)
+  Eigen::Vector3d C, Cd;  // centre
+  Eigen::Vector3d a, r, s;  // axle and two radial unit vectors (r x a = s)
   Eigen::Vector3d ad, rd, sd;
-  double theta_d = 0;             // spin rate relative to the carrier
+  double theta_d = 0;  // spin rate relative to the carrier
 };
 
 // The tyre at one contact.
@@ -104,12 +104,12 @@ struct TyreResult {
   int n = 0;
   std::array<ContactResult, kMaxContacts> c;
   Eigen::Vector3d omega = Eigen::Vector3d::Zero();  // wheel angular velocity
-  double Omega = 0;                  // spin rate about a relative to the ground
-  double rolling_torque = 0;         // about a, on the wheel (resists Omega)
-  double rolling_damping = 0;        // -dT/dOmega
-  double brake_torque = 0;           // generalised force on the spin angle (resists theta_d)
-  double brake_damping = 0;          // -dT/dtheta_d
-  int main = 0;                      // contact with the largest load
+  double Omega = 0;  // spin rate about a relative to the ground
+  double rolling_torque = 0;  // about a, on the wheel (resists Omega)
+  double rolling_damping = 0;  // -dT/dOmega
+  double brake_torque = 0;  // generalised force on the spin angle (resists theta_d)
+  double brake_damping = 0;  // -dT/dtheta_d
+  int main = 0;  // contact with the largest load
   double Fz_total = 0;
 };
 
@@ -127,24 +127,23 @@ struct TyreModel {
 
 // The whole tyre computation for one wheel. mu: the current friction coefficient;
 // brake_torque_max: brake pressure times the axle's gain (N m).
-void evaluate_tyre(const TyreModel& m, const Road& road, double mu, double brake_torque_max,
-                   const WheelKinematics& k, TyreResult& out);
+void evaluate_tyre(const TyreModel& m, const Road& road, double mu, double brake_torque_max, const WheelKinematics& k,
+                   TyreResult& out);
 
 // q slots of one wheel's coordinates.
 struct WheelCoordinates {
   int C = -1, a = -1, r = -1, s = -1;  // first slot of each 3-vector
-  int spin = -1;                       // theta
+  int spin = -1;  // theta
 };
 
 // Wheel kinematics read from q and qd by slot.
-WheelKinematics wheel_kinematics(const WheelCoordinates& w, const Eigen::VectorXd& q,
-                                 const Eigen::VectorXd& qd);
+WheelKinematics wheel_kinematics(const WheelCoordinates& w, const Eigen::VectorXd& q, const Eigen::VectorXd& qd);
 
 // The engine's force element for one tyre: slots [C(3), a(3), r(3), s(3), theta].
 class TyreForce final : public mb::CustomForce {
  public:
-  TyreForce(TyreParams p, std::shared_ptr<const Road> road, WheelCoordinates w, int input_brake,
-            double brake_gain, int input_mu);
+  TyreForce(TyreParams p, std::shared_ptr<const Road> road, WheelCoordinates w, int input_brake, double brake_gain,
+            int input_mu);
   std::vector<int> coordinates() const override;
   void evaluate(const mb::Model& model, const Eigen::VectorXd& x, const Eigen::VectorXd& xd,
                 const Eigen::VectorXd& inputs, double t, mb::ForceSink& out) const override;

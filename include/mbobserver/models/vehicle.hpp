@@ -33,22 +33,22 @@ namespace mbo::models {
 
 struct WheelSlots {
   int C = -1, a = -1, r = -1, s = -1;  // first q slot of each 3-vector
-  int travel = -1, spin = -1;          // q slots of the independent coordinates
-  int steer = -1;                      // q slot of the driven steering angle; -1: not steered
+  int travel = -1, spin = -1;  // q slots of the independent coordinates
+  int steer = -1;  // q slot of the driven steering angle; -1: not steered
 };
 
 // Constant geometry of one wheel (chassis axes, from P0).
 struct WheelGeometry {
   Eigen::Vector3d strut_point = Eigen::Vector3d::Zero();  // wheel centre at zero travel
   Eigen::Vector3d strut_axis = Eigen::Vector3d::UnitZ();  // unit, + bump
-  double toe = 0;     // static steer angle of the carrier (rad, + nose left)
-  double tilt = 0;    // rotation of the carrier about its x axis (rad; left wheel: -camber)
+  double toe = 0;  // static steer angle of the carrier (rad, + nose left)
+  double tilt = 0;  // rotation of the carrier about its x axis (rad; left wheel: -camber)
   double static_rolling_radius = 0.3;
 };
 
 struct VehicleInputIndex {
   std::array<int, kWheels> steer{-1, -1, -1, -1}, steer_rate{-1, -1, -1, -1},
-      steer_accel{-1, -1, -1, -1};   // front wheels only
+      steer_accel{-1, -1, -1, -1};  // front wheels only
   std::array<int, kWheels> drive{}, brake{};
   int mu = -1, wind_x = -1, wind_y = -1;
 };
@@ -73,9 +73,7 @@ struct Vehicle {
   // over q (resolved slots, usable in measurement models: Sinigaglia 2016 eq. (80)).
   mb::LinearVec chassis_point(const Eigen::Vector3d& vehicle_frame) const;
   // The same point's local coordinates along u, v, w.
-  Eigen::Vector3d chassis_local(const Eigen::Vector3d& vehicle_frame) const {
-    return vehicle_frame - cg_chassis;
-  }
+  Eigen::Vector3d chassis_local(const Eigen::Vector3d& vehicle_frame) const { return vehicle_frame - cg_chassis; }
 };
 
 // Builds the model of `p` on its own road, or on `road`.
@@ -84,13 +82,13 @@ Vehicle build_vehicle(const VehicleParams& p, const Road& road);
 
 // What the driver and the powertrain do.
 struct VehicleInputs {
-  double steer = 0;         // road-wheel angle of the single-track equivalent (rad, + left)
-  double steer_rate = 0;    // rad/s
-  double steer_accel = 0;   // rad/s^2 (enters the acceleration level of the driving constraint)
-  std::array<double, kWheels> drive_torque{};    // N m on each wheel, + forward
+  double steer = 0;  // road-wheel angle of the single-track equivalent (rad, + left)
+  double steer_rate = 0;  // rad/s
+  double steer_accel = 0;  // rad/s^2 (enters the acceleration level of the driving constraint)
+  std::array<double, kWheels> drive_torque{};  // N m on each wheel, + forward
   std::array<double, kWheels> brake_pressure{};  // Pa; torque = pressure * axle gain
   double mu = std::numeric_limits<double>::quiet_NaN();  // friction override; NaN: the tyres' own
-  double wind_x = 0, wind_y = 0;                         // air velocity over ground (m/s, ENU)
+  double wind_x = 0, wind_y = 0;  // air velocity over ground (m/s, ENU)
 };
 
 // Writes the inputs into s.u: the steering through the Ackermann geometry (+ static toe), rates
@@ -106,10 +104,10 @@ SteerAngles ackermann(const VehicleParams& p, double delta);
 
 // Where and how fast the vehicle starts.
 struct VehicleStart {
-  double x = 0, y = 0;   // P0 over ground (m, ENU)
-  double yaw = 0;        // rad, from east towards north
-  double speed = 0;      // forward speed (m/s), wheels rolling freely
-  double yaw_rate = 0;   // rad/s (steady cornering starts)
+  double x = 0, y = 0;  // P0 over ground (m, ENU)
+  double yaw = 0;  // rad, from east towards north
+  double speed = 0;  // forward speed (m/s), wheels rolling freely
+  double yaw_rate = 0;  // rad/s (steady cornering starts)
 };
 
 // A consistent state: the design configuration moved to `start`, the vertical coordinates

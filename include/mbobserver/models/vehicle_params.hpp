@@ -27,26 +27,26 @@ namespace mbo::models {
 enum Wheel : int { FL = 0, FR = 1, RL = 2, RR = 3 };
 inline constexpr int kWheels = 4;
 inline constexpr const char* kWheelNames[kWheels] = {"fl", "fr", "rl", "rr"};
-inline int axle_of(int wheel) { return wheel / 2; }      // 0 front, 1 rear
+inline int axle_of(int wheel) { return wheel / 2; }  // 0 front, 1 rear
 inline double side_of(int wheel) { return wheel % 2 == 0 ? 1.0 : -1.0; }  // +1 left
 
 struct SuspensionParams {
   double spring_N_per_m = 0;
-  std::optional<double> preload_N;     // spring force at the design position; absent: the
-                                        // static load of the sprung mass on that corner
-  mb::Table damper;                     // force (N, + resists compression) vs travel rate
-                                        // (m/s, + compression)
-  double bump_clearance_m = 0.08, bump_stiffness_N_per_m = 0;        // 0: no bump stop
+  std::optional<double> preload_N;  // spring force at the design position; absent: the
+                                    // static load of the sprung mass on that corner
+  mb::Table damper;  // force (N, + resists compression) vs travel rate
+                     // (m/s, + compression)
+  double bump_clearance_m = 0.08, bump_stiffness_N_per_m = 0;  // 0: no bump stop
   double rebound_clearance_m = 0.10, rebound_stiffness_N_per_m = 0;  // 0: no rebound stop
-  double anti_roll_N_per_m = 0;         // left-right coupling on the travel difference
+  double anti_roll_N_per_m = 0;  // left-right coupling on the travel difference
   Eigen::Vector3d axis = Eigen::Vector3d::UnitZ();  // strut axis (left wheel; right mirrored)
 };
 
 struct AxleParams {
-  double x_m = 0;                 // axle position along the vehicle x axis
+  double x_m = 0;  // axle position along the vehicle x axis
   double track_m = 1.5;
-  double unsprung_mass_kg = 40;   // per wheel: wheel, tyre, carrier, half the links
-  double spin_inertia_kgm2 = 1;   // per wheel, about the axle
+  double unsprung_mass_kg = 40;  // per wheel: wheel, tyre, carrier, half the links
+  double spin_inertia_kgm2 = 1;  // per wheel, about the axle
   double diametral_inertia_kgm2 = 0.5;
   double toe_in_rad = 0, camber_rad = 0;  // static; + toe-in, - camber = top inwards
   bool steered = false;
@@ -60,13 +60,13 @@ struct VehicleParams {
   std::vector<std::string> sources;
   // Chassis (sprung mass)
   double mass_kg = 0;
-  Eigen::Vector3d cg_m = Eigen::Vector3d::Zero();        // vehicle frame
+  Eigen::Vector3d cg_m = Eigen::Vector3d::Zero();  // vehicle frame
   Eigen::Matrix3d inertia_kgm2 = Eigen::Matrix3d::Zero();  // about the sprung CG, chassis axes
   double width_m = 1.8;
   std::array<AxleParams, 2> axles;  // front, rear
   // Steering: road-wheel angle of the input -> left and right wheel angles.
-  double ackermann = 1;              // 0 parallel steer, 1 full Ackermann
-  double rack_gain_rad_per_m = 0;    // road-wheel angle per rack travel (Sinigaglia 2016 Table 4)
+  double ackermann = 1;  // 0 parallel steer, 1 full Ackermann
+  double rack_gain_rad_per_m = 0;  // road-wheel angle per rack travel (Sinigaglia 2016 Table 4)
   double max_steer_rad = 0.6;
   // Aerodynamics
   double drag_coefficient = 0, frontal_area_m2 = 0, air_density_kg_per_m3 = 1.2;

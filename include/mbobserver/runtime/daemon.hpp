@@ -40,11 +40,11 @@ DaemonConfig load_daemon_config(const std::filesystem::path& file);
 
 struct DaemonOptions {
   std::optional<std::filesystem::path> replay;  // a candump -l or Vector ASC log
-  ReplayRate rate{};                            // realtime by default
+  ReplayRate rate{};  // realtime by default
   std::optional<std::filesystem::path> record;  // JSON lines of every estimate
   std::optional<std::filesystem::path> summary_json;
-  bool progress = true;                         // progress line with ETA on stderr (replay)
-  double stop_after_s = 0;                      // > 0: stop after this much estimator time
+  bool progress = true;  // progress line with ETA on stderr (replay)
+  double stop_after_s = 0;  // > 0: stop after this much estimator time
 };
 
 // Runs until the log ends (replay) or SIGTERM/SIGINT; prints the summary. Returns the exit code.

@@ -27,18 +27,18 @@ double wall_clock_s() noexcept;
 void sleep_until_monotonic_ns(std::int64_t deadline_ns) noexcept;
 
 struct StepTick {
-  std::uint64_t index = 0;      // grid index k of this deadline (counts skipped ones too)
-  std::int64_t deadline_ns = 0; // CLOCK_MONOTONIC
-  std::int64_t woke_ns = 0;     // when wait() returned
-  std::int64_t lateness_ns = 0; // woke_ns - deadline_ns, >= 0
-  std::uint64_t skipped = 0;    // deadlines that passed entirely while the last step ran
-  bool missed = false;          // the previous step overran this deadline
+  std::uint64_t index = 0;  // grid index k of this deadline (counts skipped ones too)
+  std::int64_t deadline_ns = 0;  // CLOCK_MONOTONIC
+  std::int64_t woke_ns = 0;  // when wait() returned
+  std::int64_t lateness_ns = 0;  // woke_ns - deadline_ns, >= 0
+  std::uint64_t skipped = 0;  // deadlines that passed entirely while the last step ran
+  bool missed = false;  // the previous step overran this deadline
 };
 
 struct ClockCounters {
   std::uint64_t ticks = 0;
   std::uint64_t deadline_misses = 0;  // steps that finished after the next deadline
-  std::uint64_t skipped_steps = 0;    // grid points dropped to catch up after misses
+  std::uint64_t skipped_steps = 0;  // grid points dropped to catch up after misses
   std::int64_t max_lateness_ns = 0;
 };
 
@@ -107,7 +107,7 @@ class DeadlineMisses {
 
 // --rate realtime | max | <factor>.
 struct ReplayRate {
-  bool max = false;     // never sleep
+  bool max = false;  // never sleep
   double factor = 1.0;  // log seconds per wall second (1 = realtime); ignored when max
 };
 

@@ -26,7 +26,7 @@ class LatencyHistogram {
   static constexpr int kMaxMagnitude = 34;  // highest trackable value 2^34 - 1 ns
   static constexpr std::int64_t kHighestTrackableNs = (std::int64_t{1} << kMaxMagnitude) - 1;
   static constexpr std::size_t kBucketCount = kMaxMagnitude - kSubBucketHalfMagnitude;  // 27
-  static constexpr std::size_t kCountsLength = (kBucketCount + 1) * kSubBucketHalf;    // 3584
+  static constexpr std::size_t kCountsLength = (kBucketCount + 1) * kSubBucketHalf;  // 3584
 
   // Hot path: a few integer operations, no allocation, no branch on the common path.
   void record_ns(std::int64_t ns) noexcept;

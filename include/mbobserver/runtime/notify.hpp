@@ -44,9 +44,7 @@ class Notifier {
 // wait-free, no allocation); read from the I/O thread.
 class ProgressWatchdog {
  public:
-  void kick() noexcept {
-    steps_.store(steps_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  }
+  void kick() noexcept { steps_.store(steps_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
   std::uint64_t progress() const noexcept { return steps_.load(std::memory_order_relaxed); }
 
  private:

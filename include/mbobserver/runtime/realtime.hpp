@@ -11,8 +11,8 @@ namespace mbo::runtime {
 
 struct RealtimeResult {
   bool priority_applied = false;  // true also when no priority was requested
-  bool memory_locked = false;     // true also when locking was not requested
-  std::string warning;            // empty when everything asked for was applied
+  bool memory_locked = false;  // true also when locking was not requested
+  std::string warning;  // empty when everything asked for was applied
 };
 
 // For the calling thread (call it first thing in the estimator thread). priority 0 leaves the

@@ -16,7 +16,7 @@ namespace mbo::runtime {
 
 struct QueueCounters {
   std::size_t capacity = 0;
-  std::size_t depth = 0;       // elements waiting now (approximate while both sides run)
+  std::size_t depth = 0;  // elements waiting now (approximate while both sides run)
   std::size_t high_water = 0;  // largest depth seen right after a push
   std::uint64_t pushed = 0;
   std::uint64_t popped = 0;
@@ -45,10 +45,9 @@ class SpscQueue {
     const std::uint64_t pushed = pushed_.load(std::memory_order_relaxed) + 1;
     pushed_.store(pushed, std::memory_order_relaxed);
     // popped_ trails the real read index by the consumer's last pop at most, so clamp.
-    const std::size_t depth = std::min(
-        capacity_, static_cast<std::size_t>(pushed - popped_.load(std::memory_order_relaxed)));
-    if (depth > high_water_.load(std::memory_order_relaxed))
-      high_water_.store(depth, std::memory_order_relaxed);
+    const std::size_t depth =
+        std::min(capacity_, static_cast<std::size_t>(pushed - popped_.load(std::memory_order_relaxed)));
+    if (depth > high_water_.load(std::memory_order_relaxed)) high_water_.store(depth, std::memory_order_relaxed);
     return true;
   }
 

@@ -26,25 +26,17 @@ inline std::string_view name_of(const ShortName& n) {
 
 // SocketCAN controller state as libsocketcan's can_get_state() reports it
 // (linux/can/netlink.h enum can_state), plus "unknown" when it cannot be read (replay).
-enum class CanState : std::uint8_t {
-  error_active,
-  error_warning,
-  error_passive,
-  bus_off,
-  stopped,
-  sleeping,
-  unknown
-};
+enum class CanState : std::uint8_t { error_active, error_warning, error_passive, bus_off, stopped, sleeping, unknown };
 inline constexpr std::array<std::string_view, 7> kCanStateNames = {
     "error_active", "error_warning", "error_passive", "bus_off", "stopped", "sleeping", "unknown"};
 
 struct CanControllerStatus {
-  ShortName name{};                  // interface, e.g. "can0"
+  ShortName name{};  // interface, e.g. "can0"
   CanState state = CanState::unknown;
-  std::uint32_t tx_errors = 0;       // transmit error counter (TEC)
-  std::uint32_t rx_errors = 0;       // receive error counter (REC)
-  std::uint64_t error_frames = 0;    // CAN error frames received
-  std::uint64_t restarts = 0;        // bus-off recoveries
+  std::uint32_t tx_errors = 0;  // transmit error counter (TEC)
+  std::uint32_t rx_errors = 0;  // receive error counter (REC)
+  std::uint64_t error_frames = 0;  // CAN error frames received
+  std::uint64_t restarts = 0;  // bus-off recoveries
 };
 
 struct QueueStatus {
@@ -53,21 +45,21 @@ struct QueueStatus {
 };
 
 struct FrameCounters {
-  std::uint64_t received = 0;             // frames read from the bus or the log
-  std::uint64_t decoded = 0;              // frames decoded into measurements
-  std::uint64_t unknown = 0;              // ids not in any DBC
-  std::uint64_t rejected = 0;             // NaN / out-of-range signal values, bad lengths
-  std::uint64_t bad_log_lines = 0;        // replay: garbage or truncated lines
+  std::uint64_t received = 0;  // frames read from the bus or the log
+  std::uint64_t decoded = 0;  // frames decoded into measurements
+  std::uint64_t unknown = 0;  // ids not in any DBC
+  std::uint64_t rejected = 0;  // NaN / out-of-range signal values, bad lengths
+  std::uint64_t bad_log_lines = 0;  // replay: garbage or truncated lines
   std::uint64_t timestamp_backwards = 0;  // frames older than their predecessor
 };
 
 struct PublisherCounters {
-  std::uint64_t records = 0;       // estimate records taken from the queue
+  std::uint64_t records = 0;  // estimate records taken from the queue
   std::uint64_t estimates_sent = 0;
   std::uint64_t status_sent = 0;
-  std::uint64_t decimated = 0;     // records not sent because of the rate limit
-  std::uint64_t send_errors = 0;   // datagrams the kernel refused (counted, never fatal)
-  int last_send_errno = 0;         // errno of the most recent failure, 0 if none
+  std::uint64_t decimated = 0;  // records not sent because of the rate limit
+  std::uint64_t send_errors = 0;  // datagrams the kernel refused (counted, never fatal)
+  int last_send_errno = 0;  // errno of the most recent failure, 0 if none
 };
 
 inline constexpr std::size_t kMaxStatusQueues = 4;
@@ -75,8 +67,8 @@ inline constexpr std::size_t kMaxCanControllers = 4;
 
 struct StatusRecord {
   std::uint64_t seq = 0;
-  double t = 0;         // estimator time of the newest step, s
-  double t_wall = 0;    // UNIX seconds when the status was made
+  double t = 0;  // estimator time of the newest step, s
+  double t_wall = 0;  // UNIX seconds when the status was made
   double uptime_s = 0;
 
   FrameCounters frames{};
@@ -89,8 +81,8 @@ struct StatusRecord {
   LatencySummary frame_to_step{}, step_compute{}, step_to_send{}, wakeup_lateness{};
 
   std::uint64_t resets = 0;
-  bool valid = false;         // of the newest estimate
-  std::uint32_t faults = 0;   // of the newest estimate (EstimateRecord::faults bits)
+  bool valid = false;  // of the newest estimate
+  std::uint32_t faults = 0;  // of the newest estimate (EstimateRecord::faults bits)
 
   PublisherCounters publisher{};
   std::array<CanControllerStatus, kMaxCanControllers> can{};

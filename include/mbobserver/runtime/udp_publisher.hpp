@@ -46,8 +46,7 @@ class UdpPublisher {
 
   // Opens the socket (unless disabled). Throws std::runtime_error naming the address and
   // the reason when the socket cannot be set up (e.g. an unknown multicast interface).
-  UdpPublisher(boost::asio::io_context& io, const PublishConfig& config, double step_s,
-               JsonOptions json = {});
+  UdpPublisher(boost::asio::io_context& io, const PublishConfig& config, double step_s, JsonOptions json = {});
   ~UdpPublisher();
   UdpPublisher(const UdpPublisher&) = delete;
   UdpPublisher& operator=(const UdpPublisher&) = delete;

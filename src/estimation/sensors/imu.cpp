@@ -32,7 +32,7 @@ double AccelerometerSensor::measure(const MeasureContext& c, int row, Gradients*
       if (t == 0) continue;
       for (int k = 0; k < 3; ++k) g->dq.add(s[j] + k, t * a[k]);  // d(e_j . a)/d e_j = a
     }
-    push_gradient(p_, C * Tt_.row(row).transpose(), g->dqdd);     // d/d r_P_ddot = C T e_row
+    push_gradient(p_, C * Tt_.row(row).transpose(), g->dqdd);  // d/d r_P_ddot = C T e_row
   }
   return Tt_.row(row).dot(local) + bias_[row];
 }

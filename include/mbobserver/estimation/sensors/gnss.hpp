@@ -16,7 +16,10 @@ class GnssPositionSensor final : public Sensor {
   // `latency`: the fix describes where the antenna was that long before it was received;
   // the model's antenna is moved back by latency * velocity (first order).
   GnssPositionSensor(mb::LinearVec antenna, bool chassis_only, mb::LinearVec chassis_origin, double latency = 0)
-      : antenna_(std::move(antenna)), origin_(std::move(chassis_origin)), chassis_only_(chassis_only), latency_(latency) {}
+      : antenna_(std::move(antenna)),
+        origin_(std::move(chassis_origin)),
+        chassis_only_(chassis_only),
+        latency_(latency) {}
   int rows() const override { return 3; }
   double measure(const MeasureContext& c, int row, Gradients* g) const override;
 

@@ -11,7 +11,8 @@ namespace mbo::est {
 // measured as T' omega_chassis + bias (eq. (103)).
 class GyroSensor final : public Sensor {
  public:
-  GyroSensor(ChassisFrame f, const Eigen::Matrix3d& T, const Eigen::Vector3d& bias) : f_(f), Tt_(T.transpose()), bias_(bias) {}
+  GyroSensor(ChassisFrame f, const Eigen::Matrix3d& T, const Eigen::Vector3d& bias)
+      : f_(f), Tt_(T.transpose()), bias_(bias) {}
   int rows() const override { return 3; }
   double measure(const MeasureContext& c, int row, Gradients* g) const override;
 
