@@ -135,7 +135,10 @@ void ErrorEkf::predict(const MatrixXd* A21, const MatrixXd* A22, const MatrixXd*
     tmp_.noalias() = F_ * P_;
     P_.noalias() = tmp_ * F_.transpose();
   }
-  P_ += W_;
+  if (noise_scale_ == 1)
+    P_ += W_;
+  else
+    P_ += noise_scale_ * W_;
   for (int i = 0; i < P_.rows(); ++i) {
     P_(i, i) = std::min(P_(i, i), settings_.max_variance);
     for (int j = i + 1; j < P_.cols(); ++j) P_(i, j) = P_(j, i) = 0.5 * (P_(i, j) + P_(j, i));

@@ -26,6 +26,9 @@ VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle,
   obs_ = std::make_unique<MbObserver>(v.model, std::vector<std::shared_ptr<const Sensor>>(models.begin(), models.end()),
                                       cfg_.settings, dt);
   imu_.use_accelerometers(cfg_.settings.observed, cfg_.settings.filter.force_error, obs_->filter().forced());
+  gnss_.set_monitor(cfg_.validity.monitor);
+  imu_.set_monitor(cfg_.validity.monitor);
+  wheels_.set_monitor(cfg_.validity.monitor);
   results_.reserve(32);
 }
 
@@ -35,6 +38,10 @@ void VehicleObserver::start(const models::VehicleStart& s, double t0) {
   obs_->initialize(st);
   started_ = true;
   t_ = t0;
+  // what the sources said of the model before says nothing of this one
+  gnss_.restart();
+  imu_.restart_monitor();
+  wheels_.restart_monitor();
 }
 
 void VehicleObserver::push(const Measurement& m) {
@@ -60,7 +67,7 @@ void VehicleObserver::gather(double t) {
   inputs_.gather(t);  // first: they act on this step
   gnss_.gather(t, rows_);
   imu_.gather(t, rows_);
-  wheels_.gather(t, obs_->state(), rows_);
+  wheels_.gather(t, obs_->state(), inputs_.inputs(), rows_);
 }
 
 void VehicleObserver::account(double t) {
@@ -71,11 +78,11 @@ void VehicleObserver::account(double t) {
       case SensorKind::gnss_position:
       case SensorKind::gnss_velocity:
       case SensorKind::gnss_course:
-        gnss_.account(kind, results_[i]);
+        gnss_.account(rows[i], results_[i], t);
         break;
       case SensorKind::accelerometer:
       case SensorKind::gyroscope:
-        imu_.account(kind, results_[i]);
+        imu_.account(rows[i], results_[i], t);
         break;
       case SensorKind::wheel_hall:
         wheels_.account(rows[i], results_[i], t, *obs_);
@@ -126,6 +133,7 @@ const EstimateRecord& VehicleObserver::step(double t) {
   }
   gather(t);
   models::set_inputs(*vehicle_, inputs_.inputs(), obs_->state());
+  obs_->filter().set_plant_noise_scale(inputs_.guessing(t) ? cfg_.inputs.guess_noise_scale : 1.0);
   auto r = obs_->step(rows_.rows(), &results_);
   counters_.newton_iterations += static_cast<std::uint64_t>(r.model_step.iterations);
   t_ = t;
@@ -157,6 +165,7 @@ void VehicleObserver::fill_record(double t) {
   if (imu_.timed_out()) rec_.faults |= kFaultImuTimeout;
   if (wheels_.timed_out()) rec_.faults |= kFaultWheelTimeout;
   if (inputs_.timed_out(t)) rec_.faults |= kFaultInputTimeout;
+  if (inputs_.implausible()) rec_.faults |= kFaultInputImplausible;
 
   if (!started_) {
     rec_.valid = false;
@@ -172,13 +181,27 @@ void VehicleObserver::fill_record(double t) {
   const ObservedChassis chassis{obs_->observed_index(v.x), obs_->observed_index(v.y), obs_->observed_index(v.yaw)};
   record_uncertainty(obs_->filter(), chassis, obs_->filter().inputs() > 0 ? 0 : -1,
                      cfg_.validity.min_speed_for_sideslip, rec_);
-  SourcesLost lost;
-  lost.gnss =
-      (cfg_.gnss.use_position && gnss_.position_timed_out()) || (cfg_.gnss.use_velocity && gnss_.velocity_timed_out());
-  lost.gyro = cfg_.imu.use_gyro && imu_.health(SensorKind::gyroscope).timed_out();
-  lost.accelerometers = imu_.accelerometers_fused() && imu_.health(SensorKind::accelerometer).timed_out();
-  lost.wheels = cfg_.wheels.use && wheels_.timed_out();
-  record_validity(cfg_.validity, lost, rec_);
+  auto source = [](bool fused, const aiding::SourceHealth& h) {
+    return SourceState{fused, h.timed_out(), h.consistent(), h.nis()};
+  };
+  SourcesState src;
+  src.gnss_position = source(cfg_.gnss.use_position, gnss_.health(SensorKind::gnss_position));
+  src.gnss_velocity = source(cfg_.gnss.use_velocity, gnss_.health(SensorKind::gnss_velocity));
+  src.gnss_course = source(cfg_.gnss.use_course, gnss_.health(SensorKind::gnss_course));
+  src.gnss_course.lost = false;  // the course is only fused above a speed: its silence is no loss
+  src.gyro = source(cfg_.imu.use_gyro, imu_.health(SensorKind::gyroscope));
+  src.accelerometers = source(imu_.accelerometers_fused(), imu_.health(SensorKind::accelerometer));
+  src.wheels = source(cfg_.wheels.use, wheels_.health());
+  src.settled = !cfg_.gnss.use_position || gnss_.fixes_since_start() >= cfg_.gnss.start_fixes;
+  src.inputs_plausible = !inputs_.implausible();
+  src.guessing = inputs_.guessing(t);
+  src.fix_position_std = gnss_.position_std();
+  src.fix_velocity_std = cfg_.gnss.velocity_std;
+  for (const auto* s :
+       {&src.gnss_position, &src.gnss_velocity, &src.gnss_course, &src.gyro, &src.accelerometers, &src.wheels})
+    if (s->fused && !s->consistent) rec_.faults |= kFaultInconsistent;
+  inflate_uncertainty(src, rec_);
+  record_validity(cfg_.validity, src, rec_);
 }
 
 }  // namespace mbo::est

@@ -95,6 +95,12 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
     c.validity.max_position_std = v->positive("max_position_std", c.validity.max_position_std);
     c.validity.max_yaw_std = v->positive("max_yaw_std_deg", c.validity.max_yaw_std / kDeg) * kDeg;
     c.validity.max_velocity_std = v->positive("max_velocity_std", c.validity.max_velocity_std);
+    auto& M = c.validity.monitor;
+    M.nis_time_constant_s = v->positive("nis_time_constant_s", M.nis_time_constant_s);
+    M.nis_limit = v->positive("nis_limit", M.nis_limit);
+    M.nis_cap = v->positive("nis_cap", M.nis_cap);
+    M.rejections = static_cast<int>(v->integer("rejections", 1, 1000, M.rejections));
+    M.settle_samples = static_cast<int>(v->integer("settle_samples", 0, 100000, M.settle_samples));
     v->finish();
   }
   if (auto in = sec.find("inputs")) c.inputs = aiding::read_inputs_config(*in);

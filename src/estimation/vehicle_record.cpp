@@ -52,17 +52,55 @@ void record_uncertainty(const ErrorEkf& filter, const ObservedChassis& c, int fr
   }
 }
 
-void record_validity(const ValidityConfig& V, const SourcesLost& lost, EstimateRecord& r) {
+void inflate_uncertainty(const SourcesState& s, EstimateRecord& r) {
+  // The monitor's low-passed NIS of a consistent filter stays under 2 (p99 1.9 on the bundled
+  // drive): inflating at every fluctuation would make sigma noisy, not honest.
+  constexpr double kNisInflate = 3;
+  auto factor = [](std::initializer_list<const SourceState*> sources) {
+    double k = 1;
+    for (const auto* src : sources)
+      if (src->fused && !src->lost && src->nis > kNisInflate)
+        k = std::max(k, src->nis);  // a silent source says nothing now
+    return std::sqrt(k);
+  };
+  auto scale = [](double& sd, double k) {
+    if (sd > 0) sd *= k;
+  };
+  const double position = factor({&s.gnss_position}), velocity = factor({&s.gnss_velocity});
+  const double heading = factor({&s.gyro, &s.gnss_course});
+  scale(r.std_x, position);
+  scale(r.std_y, position);
+  scale(r.std_vx, velocity);
+  scale(r.std_vy, velocity);
+  scale(r.std_yaw, heading);
+  scale(r.std_sideslip_deg, std::max(velocity, heading));
+  scale(r.std_friction, factor({&s.wheels}));
+  if (s.guessing) {
+    auto floor = [](double& sd, double least) {
+      if (sd >= 0) sd = std::max(sd, least);
+    };
+    floor(r.std_x, s.fix_position_std);
+    floor(r.std_y, s.fix_position_std);
+    floor(r.std_vx, s.fix_velocity_std);
+    floor(r.std_vy, s.fix_velocity_std);
+  }
+}
+
+void record_validity(const ValidityConfig& V, const SourcesState& s, EstimateRecord& r) {
   auto& v = r.validity;
-  v.position = r.std_x >= 0 && r.std_x < V.max_position_std && r.std_y < V.max_position_std;
-  v.heading = r.std_yaw >= 0 && r.std_yaw < V.max_yaw_std;
-  v.velocity = r.std_vx >= 0 && r.std_vx < V.max_velocity_std && r.std_vy < V.max_velocity_std;
-  // A sensor the configuration fuses and that has stopped makes the outputs that lean on it
-  // invalid; the position alone stays valid on its growing uncertainty (dead reckoning).
-  v.attitude = !lost.accelerometers;
-  v.heading = v.heading && !lost.gyro;
-  v.virtual_sensors = v.velocity && v.heading && !lost.wheels && !(r.faults & kFaultInputTimeout);
-  r.valid = !lost.gnss && v.position && v.heading && v.velocity && v.attitude && v.virtual_sensors &&
+  const bool motion_agrees = !s.gyro.bad() && !s.wheels.bad() && !s.gnss_velocity.bad();
+  const bool fixes_agree = !s.gnss_position.fused || s.gnss_position.lost || s.gnss_position.consistent;
+  v.position = r.std_x >= 0 && r.std_x < V.max_position_std && r.std_y < V.max_position_std && s.settled &&
+               (fixes_agree || motion_agrees);
+  v.heading = r.std_yaw >= 0 && r.std_yaw < V.max_yaw_std && !s.gyro.bad() && !s.gnss_course.bad();
+  v.velocity =
+      r.std_vx >= 0 && r.std_vx < V.max_velocity_std && r.std_vy < V.max_velocity_std && !s.gnss_velocity.bad();
+  v.attitude = !s.accelerometers.bad();
+  v.virtual_sensors =
+      v.velocity && v.heading && !s.wheels.bad() && s.inputs_plausible && !(r.faults & kFaultInputTimeout);
+  const bool gnss_lost =
+      (s.gnss_position.fused && s.gnss_position.lost) || (s.gnss_velocity.fused && s.gnss_velocity.lost);
+  r.valid = !gnss_lost && v.position && v.heading && v.velocity && v.attitude && v.virtual_sensors &&
             !(r.faults & (kFaultDiverged | kFaultModelStepFailed));
 }
 

@@ -138,6 +138,13 @@ SignalMap SignalMap::from_config(const JsonReader& can) {
       const double half_step = s->value_type == ValueType::integer ? 0.5 * std::abs(s->factor) : 0.0;
       m.minimum = s->minimum - half_step;
       m.maximum = s->maximum + half_step;
+      // A counter passes through its limits as it wraps; any other signal that sits on one is
+      // saturated or glitched (a steering angle at the DBC's 65.534 deg). A limit of zero is
+      // an unsigned quantity's rest (no brake pressure, standing still): no flag there.
+      if (!is_counter(*channel)) {
+        if (s->minimum != 0) m.limit_low = s->minimum + half_step;
+        if (s->maximum != 0) m.limit_high = s->maximum - half_step;
+      }
     }
     if (is_counter(*channel)) {
       if (s->value_type != ValueType::integer || s->is_signed || s->factor != 1 || s->offset != 0)
@@ -242,7 +249,8 @@ std::size_t SignalMap::decode(const CanFrame& frame, std::span<Measurement> out)
       if (!mc->decode(m.signal_index, payload, d)) continue;  // multiplexed out
       if (d.value >= m.minimum && d.value <= m.maximum) value = d.value * m.scale;
     }
-    out[n++] = Measurement{frame.t, m.channel, value};
+    const bool at_limit = !std::isnan(value) && (d.value <= m.limit_low || d.value >= m.limit_high);
+    out[n++] = Measurement{frame.t, m.channel, value, at_limit ? kAtLimit : std::uint8_t{0}};
   }
   return n;
 }

@@ -45,6 +45,9 @@ void write_sensors(JsonWriter& w, const std::array<SensorHealth, kSensorKindCoun
     w.field_int("rejected", s.rejected);
     w.field("test_ratio", s.test_ratio);
     w.field_bool("timed_out", s.timed_out);
+    w.field("nis", s.nis);
+    w.field_bool("consistent", s.consistent);
+    w.field_int("implausible", s.implausible);
     w.end_object();
   }
   w.end_object();

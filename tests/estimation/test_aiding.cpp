@@ -5,6 +5,8 @@
 #include <cmath>
 
 #include "mbobserver/estimation/aiding/gnss.hpp"
+#include "mbobserver/estimation/aiding/imu.hpp"
+#include "mbobserver/estimation/aiding/model_inputs.hpp"
 #include "mbobserver/estimation/aiding/wheel_hall.hpp"
 #include "mbobserver/estimation/error_state.hpp"
 #include "mbobserver/experiment/vehicle_experiment.hpp"
@@ -81,8 +83,8 @@ TEST(SourceHealth, AgeTimeoutAndTheFilteredTestRatio) {
   EXPECT_TRUE(h.timed_out());  // nothing yet
   EXPECT_EQ(h.published().age_ms, -1);
   h.sampled(1.0);
-  h.account({true, 0, 1, 0.5});
-  h.account({false, 0, 1, 2.0});
+  h.account(0, {true, 0, 1, 0.5}, 1.0);
+  h.account(1, {false, 0, 1, 2.0}, 1.0);
   h.update(1.05);
   EXPECT_FALSE(h.timed_out());
   EXPECT_NEAR(h.published().age_ms, 50, 1e-9);
@@ -135,7 +137,9 @@ TEST(GnssAiding, SpeedAndCourseGiveVelocityRowsAndAHeadingAboveTheMinimumSpeed) 
 }
 
 TEST(GnssAiding, TheFirstFixPlacesTheChassisBehindTheAntenna) {
-  GnssAiding g(fixed_origin(), *sedan());
+  auto cfg = fixed_origin();
+  cfg.start_fixes = 1;  // this fix alone
+  GnssAiding g(cfg, *sedan());
   EXPECT_FALSE(g.first_fix_pose(0.5).has_value());
   push_fix(g, 1.0, 100.0, 50.0);
   g.hold(sample(1.0, Channel::gnss_course, 0.0));  // due north: yaw pi/2
@@ -151,7 +155,7 @@ TEST(GnssAiding, TheFirstFixPlacesTheChassisBehindTheAntenna) {
   EXPECT_NEAR(pose->y + arm.x(), 50.0, 1e-6);
 }
 
-TEST(GnssAiding, OnlyARunOfRejectedPositionsLongerThanTheLimitAsksForAReset) {
+TEST(GnssAiding, ARunOfRejectedPositionsOnAnyAxisLongerThanTheLimitAsksForAReset) {
   auto cfg = fixed_origin();
   cfg.reset_after_rejection_s = 0.95;
   GnssAiding g(cfg, *sedan());
@@ -160,15 +164,76 @@ TEST(GnssAiding, OnlyARunOfRejectedPositionsLongerThanTheLimitAsksForAReset) {
   double t = 0;
   auto step = [&](const UpdateResult& u) {
     t += 0.1;
-    g.gather(t, rows);  // a new step: what the last one fused is forgotten
-    g.account(SensorKind::gnss_position, u);
+    g.gather(t, rows);
+    g.account(ScalarMeasurement{static_cast<int>(SensorKind::gnss_position), 1, 0, 1, 5}, u, t);  // north
     return g.rejected_too_long(t);
   };
   for (int k = 0; k < 10; ++k) EXPECT_FALSE(step(rejected)) << k;
   EXPECT_FALSE(step(accepted));  // one accepted fix restarts the run
   for (int k = 0; k < 10; ++k) EXPECT_FALSE(step(rejected)) << k;
   EXPECT_TRUE(step(rejected));  // 1.0 s (> 0.95 s) after the first rejection of the run
-  EXPECT_FALSE(step(rejected));  // and the timer starts again
+  g.restart();  // the observer resets the model to the fix and starts the unit again
+  EXPECT_FALSE(step(rejected));
+}
+
+TEST(GnssAiding, OneMultipathFixDoesNotStartTheObserverOnlyFixesThatAgreeDo) {
+  GnssAiding g(fixed_origin(), *sedan());  // start_fixes 3
+  const double v = 20, dt = 0.02;  // 20 m/s due east, 50 Hz
+  double t = 1.0;
+  auto fix = [&](double e_offset) {
+    push_fix(g, t, v * (t - 1.0) + e_offset, 0.0);
+    g.hold(sample(t, Channel::gnss_speed, v));
+    g.hold(sample(t, Channel::gnss_course, M_PI / 2));
+    auto pose = g.first_fix_pose(t);
+    t += dt;
+    return pose;
+  };
+  EXPECT_FALSE(fix(50.0));  // the first fix 50 m east of where the car is
+  EXPECT_FALSE(fix(0.0));  // disagrees with it: the count starts again here
+  EXPECT_FALSE(fix(0.0));
+  const auto pose = fix(0.0);  // the third fix in a row that agrees
+  ASSERT_TRUE(pose.has_value());
+  const Eigen::Vector3d arm = sedan()->chassis_local(fixed_origin().antenna);
+  EXPECT_NEAR(pose->x + arm.x(), v * 0.06, 1e-3);  // antenna east = chassis + arm (yaw 0)
+}
+
+TEST(SourceHealth, ARowIsInconsistentOnARunOfRejectionsOrALargeFilteredNis) {
+  SourceHealth h;
+  h.set_timeout(1);
+  MonitorConfig c;  // tau 0.2 s, limit 9, 2 rejections
+  h.set_monitor(c);
+  const UpdateResult fine{true, 1.0, 1.0, 0.04}, outlier{false, 100.0, 1.0, 400};
+  double t = 0;
+  h.update(t);
+  EXPECT_TRUE(h.consistent());  // no sample yet: nothing to say
+  for (int k = 0; k < 50; ++k) h.account(0, fine, t += 0.02), h.update(t);
+  EXPECT_TRUE(h.consistent());
+  EXPECT_NEAR(h.nis(), 1.0, 1e-9);
+  h.account(0, outlier, t += 0.02), h.update(t);
+  EXPECT_FALSE(h.consistent());  // capped at 100, one sample moves the low-pass above 9
+  h.account(0, fine, t += 0.02), h.update(t);
+  EXPECT_FALSE(h.consistent());
+  for (int k = 0; k < 30; ++k) h.account(0, fine, t += 0.02), h.update(t);
+  EXPECT_TRUE(h.consistent());  // it fades within a few time constants
+  // a row with samples is consistent once five in a row are accepted (settle_samples)
+  for (int k = 0; k < 4; ++k) h.account(1, fine, t += 0.02), h.update(t);
+  EXPECT_FALSE(h.consistent());
+  h.account(1, fine, t += 0.02), h.update(t);
+  EXPECT_TRUE(h.consistent());
+  // two rejections in a row, even of small innovations, are inconsistent at once
+  const UpdateResult gated{false, 1.0, 1.0, 1.1};
+  h.account(1, gated, t += 0.02), h.update(t);
+  EXPECT_FALSE(h.consistent());  // one rejection: not yet five accepted since
+  for (int k = 0; k < 5; ++k) h.account(1, fine, t += 0.02), h.update(t);
+  EXPECT_TRUE(h.consistent());
+  h.account(1, gated, t += 0.02), h.account(1, gated, t += 0.02), h.update(t);
+  EXPECT_EQ(h.row(1).rejected_in_a_row(), 2);
+  // a reset of the row's state (a wheel reset to its counts) settles again
+  h.restart_row(1);
+  h.update(t);
+  EXPECT_FALSE(h.consistent());
+  for (int k = 0; k < 5; ++k) h.account(1, fine, t += 0.02), h.update(t);
+  EXPECT_TRUE(h.consistent());
 }
 
 TEST(WheelHallAiding, CountsBecomeOneRowPerWheelNearTheModelsAngle) {
@@ -180,10 +245,83 @@ TEST(WheelHallAiding, CountsBecomeOneRowPerWheelNearTheModelsAngle) {
   MeasurementRows rows;
   w.hold(sample(1.0, Channel::wheel_count_rl, 10));
   w.hold(sample(1.0, Channel::wheel_count_fr, 0));
-  w.gather(1.0, s, rows);
+  w.gather(1.0, s, models::VehicleInputs{}, rows);
   ASSERT_EQ(rows.rows().size(), 2u);
   EXPECT_EQ(rows.rows()[0].row, 1);  // fr
   EXPECT_EQ(rows.rows()[1].row, 2);  // rl
   EXPECT_NEAR(rows.rows()[1].value, 65536 * teeth_angle * 3 + 10.5 * teeth_angle, 1e-9);
   EXPECT_NEAR(rows.rows()[0].value, 0.5 * teeth_angle, 1e-12);
+}
+
+TEST(ModelInputs, AnInputOnItsDbcLimitOrJumpingFasterThanPhysicsKeepsItsLastPlausibleValue) {
+  ModelInputs in(InputsConfig{});  // steering at most 200 deg/s at the road wheel
+  auto steer = [&](double t, double deg, std::uint8_t flags = 0) {
+    in.hold({t, Channel::steer_angle, deg * M_PI / 180, flags});
+    in.gather(t);
+    return in.inputs().steer * 180 / M_PI;
+  };
+  EXPECT_NEAR(steer(0.00, 2.0), 2.0, 1e-12);
+  EXPECT_NEAR(steer(0.01, 3.5), 3.5, 1e-12);  // 150 deg/s: a driver can do that
+  EXPECT_FALSE(in.implausible());
+  EXPECT_NEAR(steer(0.02, 65.534, kAtLimit), 3.5, 1e-12);  // on the DBC's limit: a glitch
+  EXPECT_TRUE(in.implausible());
+  EXPECT_NEAR(steer(0.03, 30.0), 3.5, 1e-12);  // 26.5 deg in 20 ms: no car steers that fast
+  EXPECT_NEAR(steer(0.04, 4.0), 4.0, 1e-12);  // back within reach of the last plausible value
+  EXPECT_FALSE(in.implausible());
+  EXPECT_EQ(in.implausible_samples(), 2u);
+  // a brake pressure of zero is at the DBC's minimum and is no glitch: decoding does not flag
+  // it (io/signal_map.cpp), and a pressure step of 150 bar in 10 ms is within 30000 bar/s
+  in.hold({0.05, Channel::brake_pressure_fl, 150e5, 0});
+  in.gather(0.05);
+  EXPECT_EQ(in.inputs().brake_pressure[0], 150e5);
+}
+
+TEST(ImuAiding, AGyroThatRepeatsItsValueIsStuckAndNotFused) {
+  ImuConfig c;
+  c.gyro_axes = {false, false, true};
+  ImuAiding imu(c, *sedan());
+  MeasurementRows rows;
+  double t = 0;
+  int fused = 0;
+  for (int k = 0; k < 100; ++k, t += 0.002) {  // 0.2 s at 500 Hz, the value frozen after 0.1 s
+    const double rate = k < 50 ? 0.01 * std::sin(0.3 * k) : 0.0123;
+    imu.hold({t, Channel::gyro_z, rate});
+    rows.clear();
+    imu.gather(t, rows);
+    fused += static_cast<int>(rows.rows().size());
+  }
+  // the frozen value is fused until it has repeated for stuck_after_s (0.05 s): 25 samples
+  EXPECT_EQ(fused, 50 + 25);
+  EXPECT_EQ(imu.health(SensorKind::gyroscope).published().implausible, 25u);
+}
+
+TEST(WheelHallAiding, ACounterThatStopsOnAFreeRollingWheelIsStuckButALockedWheelIsNot) {
+  auto v = sedan();
+  const double tooth = 2 * M_PI / 40;
+  auto run = [&](double brake_pa) {
+    WheelHallAiding w(WheelSensorConfig{}, *v);
+    mb::State s = mb::initial_state(v->model);
+    models::VehicleInputs in{};
+    in.brake_pressure.fill(brake_pa);
+    MeasurementRows rows;
+    int fl_rows = 0;
+    for (int k = 0; k < 40; ++k) {
+      const double t = 0.002 * k, angle = 70.0 * t;  // the model's wheels turn at 70 rad/s
+      for (int wh = 0; wh < 4; ++wh) s.q[v->wheels[wh].spin] = angle;
+      for (int wh = 0; wh < 4; ++wh) {
+        const double counted = wh == 0 && k >= 10 ? 70.0 * 0.018 : angle;  // FL stops at 18 ms
+        w.hold({t, static_cast<Channel>(index_of(Channel::wheel_count_fl) + wh), std::floor(counted / tooth)});
+      }
+      rows.clear();
+      w.gather(t, s, in, rows);
+      for (const auto& r : rows.rows()) fl_rows += r.row == 0;
+    }
+    return std::pair{fl_rows, w.stuck(0)};
+  };
+  const auto [free_rows, free_stuck] = run(0);
+  EXPECT_TRUE(free_stuck);
+  EXPECT_LT(free_rows, 20);  // not fused once the model has turned 3 teeth past the last count
+  const auto [braked_rows, braked_stuck] = run(50e5);  // 50 bar: a wheel may lock
+  EXPECT_FALSE(braked_stuck);
+  EXPECT_EQ(braked_rows, 40);
 }

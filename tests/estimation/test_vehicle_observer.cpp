@@ -305,7 +305,8 @@ TEST(VehicleObserver, AGnssThatStopsTimesOutAndMakesTheEstimateInvalid) {
   const auto gp = static_cast<std::size_t>(SensorKind::gnss_position);
   const double timeout = sc.observer.gnss.timeout_s;
   for (const auto& r : recs) {
-    if (r.t < 1.0 + 0.5 * timeout) {
+    // after the start-up (the first fixes that settle the estimate), before the outage shows
+    if (r.t > 0.2 && r.t < 1.0 + 0.5 * timeout) {
       EXPECT_FALSE(r.sensors[gp].timed_out) << "t = " << r.t;
       EXPECT_TRUE(r.validity.position) << "t = " << r.t;
       EXPECT_TRUE(r.valid) << "t = " << r.t;

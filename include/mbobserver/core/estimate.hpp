@@ -34,6 +34,11 @@ struct SensorHealth {
   std::uint64_t rejected = 0;  // scalar measurements rejected by the innovation gate
   double test_ratio = 0;  // low-pass filtered (innovation^2 / S) / gate threshold; > 1 rejects
   bool timed_out = true;  // no sample within the sensor's timeout
+  // Consistency monitor: the largest over the rows of the low-passed normalised innovation
+  // squared (1 for a consistent filter), and whether every row is within its limits.
+  double nis = 0;
+  bool consistent = true;
+  std::uint64_t implausible = 0;  // samples not fused: at their DBC limit, stuck, out of physics
 };
 
 // Fault bits of EstimateRecord::faults.
@@ -47,10 +52,13 @@ enum Fault : std::uint32_t {
   kFaultWheelTimeout = 1u << 5,
   kFaultInputTimeout = 1u << 6,  // steering / torque / brake inputs are stale
   kFaultCorrectionFailed = 1u << 7,  // the kinematic correction did not converge
+  kFaultInputImplausible = 1u << 8,  // an input is held at its last plausible value
+  kFaultInconsistent = 1u << 9,  // a fused source's innovations disagree with the model
 };
-inline constexpr std::array<std::string_view, 8> kFaultNames = {
+inline constexpr std::array<std::string_view, 10> kFaultNames = {
     "model_step_failed", "diverged",      "reset",         "gnss_timeout",
-    "imu_timeout",       "wheel_timeout", "input_timeout", "correction_failed"};
+    "imu_timeout",       "wheel_timeout", "input_timeout", "correction_failed",
+    "input_implausible", "inconsistent"};
 
 // Which published outputs may be trusted now.
 struct Validity {

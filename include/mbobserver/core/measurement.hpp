@@ -96,6 +96,11 @@ struct Measurement {
   double t = 0;
   Channel channel = Channel::count;
   double value = 0;
+  std::uint8_t flags = 0;  // kAtLimit
 };
+
+// Measurement::flags: the signal sat on its DBC range's minimum or maximum, where a saturated
+// sensor or a glitched node leaves it (decoding flags it; the estimator decides what it means).
+inline constexpr std::uint8_t kAtLimit = 1;
 
 }  // namespace mbo

@@ -65,6 +65,10 @@ class ErrorEkf {
   // P = F P F' + W with the error reset to zero. A21 = dzdd/dz, A22 = dzdd/dzd (n x n) may be
   // given for errorEKF-FE, and B = dzdd/du (n x inputs()) when it estimates inputs.
   void predict(const MatrixXd* A21 = nullptr, const MatrixXd* A22 = nullptr, const MatrixXd* B = nullptr);
+  // The plant noise W is multiplied by this in the predictions that follow (1: as configured):
+  // a model driven by a guessed input (one held at its last plausible value) is less sure of
+  // where it goes.
+  void set_plant_noise_scale(double k) { noise_scale_ = k; }
 
   // One scalar measurement: H over the error state, `innovation` = y - h(model), r its noise
   // variance. The update is skipped (and reported) when the gate rejects it.
@@ -89,6 +93,7 @@ class ErrorEkf {
   MatrixXd F_, Fj_, W_, P_, P0_, tmp_, Bm_, Vrows_;
   Eigen::PartialPivLU<MatrixXd> lu_;
   VectorXd e_, b_;
+  double noise_scale_ = 1;
 };
 
 // Van Loan's method (Sinigaglia 2016 eqs. (121)-(123)): the discrete plant noise W_k of

@@ -39,6 +39,7 @@ struct ValidityConfig {
   double max_yaw_std = 0.0873;  // rad (5 deg)
   double max_velocity_std = 0.5;  // m/s
   double min_speed_for_sideslip = 1.0;
+  aiding::MonitorConfig monitor;  // when a source's innovations say it disagrees with the model
 };
 
 struct VehicleObserverConfig {

@@ -28,12 +28,42 @@ void record_outputs(const models::VehicleOutputs& o, EstimateRecord& r);
 void record_uncertainty(const ErrorEkf& filter, const ObservedChassis& c, int friction_input,
                         double min_speed_for_sideslip, EstimateRecord& r);
 
-// Which sources the configuration fuses and whether each has stopped.
-struct SourcesLost {
-  bool gnss = false, gyro = false, wheels = false, accelerometers = false;
+// One source as the outputs' validity sees it: whether the configuration fuses it, whether it
+// has stopped (timed out), and what its consistency monitor says.
+struct SourceState {
+  bool fused = false, lost = false, consistent = true;
+  double nis = 0;  // the monitor's filtered NIS (1 when consistent)
+  bool bad() const { return fused && (lost || !consistent); }
 };
 
-// Per-output validity and `valid` from the 1-sigma bounds, the lost sources and the faults.
-void record_validity(const ValidityConfig& v, const SourcesLost& lost, EstimateRecord& r);
+struct SourcesState {
+  SourceState gnss_position, gnss_velocity, gnss_course, gyro, accelerometers, wheels;
+  bool settled = true;  // enough fixes accepted since the observer (re)started
+  bool inputs_plausible = true;  // no input held at its last plausible value
+  // The model runs on a guessed input (held, or timed out): it cannot average the fixes, so
+  // the position and velocity are known no better than one fix says (these sigmas, m, m/s).
+  bool guessing = false;
+  double fix_position_std = 0, fix_velocity_std = 0;
+};
+
+// The 1-sigma of the outputs a source observes grow with its monitor's NIS once it is beyond
+// a consistent filter's fluctuation: a source whose innovations are k times their predicted
+// variance says the filter's errors are about sqrt(k) times what its covariance claims
+// (sigma never optimistic). While the model runs on a guessed input, the position and velocity
+// sigmas are at least those of one fix.
+void inflate_uncertainty(const SourcesState& s, EstimateRecord& r);
+
+// Per-output validity and `valid` from the 1-sigma bounds, the sources and the faults.
+//   position   within its bound, settled, and the fixes consistent, or rejected while the
+//              motion sources (gyro, wheels, GNSS velocity) agree with the model: the fixes
+//              are then the outlier and the model dead-reckons (PX4's GPS checks with votes)
+//   heading    within its bound; gyro and course neither stopped nor inconsistent
+//   (all of them only once settled: a (re)started estimate is a guess until fixes confirm it)
+//   velocity   within its bound; GNSS velocity neither stopped nor inconsistent
+//   attitude   the fused accelerometers neither stopped nor inconsistent
+//   virtual    velocity and heading valid, wheels live and consistent, inputs live and
+//              plausible
+// `valid`: all of them, no lost GNSS and no divergence.
+void record_validity(const ValidityConfig& v, const SourcesState& s, EstimateRecord& r);
 
 }  // namespace mbo::est

@@ -69,6 +69,10 @@ struct SignalMapping {
   // rounding of the declared limits; unbounded when the DBC declares none ([0|0]).
   double minimum = -std::numeric_limits<double>::infinity();
   double maximum = std::numeric_limits<double>::infinity();
+  // Within half a raw step of the declared limits: the value is flagged kAtLimit (not for
+  // counters, which wrap through them).
+  double limit_low = -std::numeric_limits<double>::infinity();
+  double limit_high = std::numeric_limits<double>::infinity();
   std::string where;  // "config.json: /can/signals/gyro_z", for later messages
 };
 

@@ -1,15 +1,38 @@
 #include "mbobserver/estimation/aiding/aiding.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace mbo::est::aiding {
 
-void SourceHealth::account(const UpdateResult& u) {
+void RowMonitor::update(const UpdateResult& u, double t, const MonitorConfig& c) {
+  const double nis = u.variance > 0 ? std::min(u.innovation * u.innovation / u.variance, c.nis_cap) : c.nis_cap;
+  // first-order low-pass in time: rows come at their sensor's rate, whatever it is
+  const double a = last_t_ < 0 ? 1.0 : 1.0 - std::exp(-std::max(0.0, t - last_t_) / c.nis_time_constant_s);
+  nis_ += a * (nis - nis_);
+  last_t_ = t;
+  sampled_ = true;
+  if (u.accepted) {
+    rejected_ = 0;
+    rejected_since_ = -1;
+    ++accepted_;
+  } else {
+    accepted_ = 0;
+    if (rejected_++ == 0) rejected_since_ = t;
+  }
+}
+
+void SourceHealth::account(int row, const UpdateResult& u, double t) {
   if (u.accepted)
     ++published_.fused;
   else
     ++published_.rejected;
   step_largest_ratio_ = std::max(step_largest_ratio_, u.test_ratio);
+  if (row >= 0 && row < kMaxRows) rows_[row].update(u, t, monitor_);
+}
+
+void SourceHealth::restart_monitor() {
+  for (auto& r : rows_) r.restart(false);
 }
 
 void SourceHealth::update(double t) {
@@ -17,6 +40,12 @@ void SourceHealth::update(double t) {
   published_.timed_out = last_sample_t_ < 0 || t - last_sample_t_ > timeout_s_;
   published_.test_ratio = kRatioKept * published_.test_ratio + kRatioNew * step_largest_ratio_;
   step_largest_ratio_ = 0;
+  published_.nis = 0;
+  published_.consistent = true;
+  for (const auto& r : rows_) {
+    published_.nis = std::max(published_.nis, r.nis());
+    published_.consistent = published_.consistent && r.consistent(monitor_);
+  }
 }
 
 }  // namespace mbo::est::aiding

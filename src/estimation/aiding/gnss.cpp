@@ -1,5 +1,6 @@
 #include "mbobserver/estimation/aiding/gnss.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "mbobserver/estimation/sensors/gnss.hpp"
@@ -39,6 +40,7 @@ GnssConfig read_gnss_config(const JsonReader& g, double default_gate) {
   G.timeout_s = g.positive("timeout_s", G.timeout_s);
   G.gate_sigma = g.non_negative("gate_sigma", default_gate);
   G.reset_after_rejection_s = g.positive("reset_after_rejection_s", G.reset_after_rejection_s);
+  G.start_fixes = static_cast<int>(g.integer("start_fixes", 1, 100, G.start_fixes));
   if (auto o = g.find("origin")) {
     if (o->is_string()) {
       if (o->as_string() != "first_fix") o->fail("expected \"first_fix\" or {\"lat\", \"lon\", \"alt\"}");
@@ -78,6 +80,16 @@ void GnssAiding::place_chassis(double e, double n, double yaw, models::VehicleSt
   st.y = n - (std::sin(yaw) * arm.x() + std::cos(yaw) * arm.y());
 }
 
+bool GnssAiding::hold(const Measurement& m) {
+  if (m.t < samples_.peek(m.channel).t) return false;
+  if (m.flags & kAtLimit) {  // a receiver does not report a speed of 655 m/s
+    const bool velocity = m.channel == Channel::gnss_speed || m.channel == Channel::gnss_course;
+    health_[index_of(velocity ? SensorKind::gnss_velocity : SensorKind::gnss_position)].implausible();
+    return true;
+  }
+  return samples_.hold(m);
+}
+
 std::optional<models::VehicleStart> GnssAiding::first_fix_pose(double t) {
   const auto& lat = samples_.peek(Channel::gnss_lat);
   const auto& lon = samples_.peek(Channel::gnss_lon);
@@ -97,9 +109,25 @@ std::optional<models::VehicleStart> GnssAiding::first_fix_pose(double t) {
   enu_.Forward(lat.value, lon.value, alt, e, n, u);
   const auto& speed = samples_.peek(Channel::gnss_speed);
   const auto& course = samples_.peek(Channel::gnss_course);
+  const double v = speed.t >= 0 ? speed.value : 0;
+  const bool heading = course.t >= 0 && v > cfg_.course_min_speed;
+  if (lat.t != cand_t_) {
+    // Does this fix lie where the last one and the receiver's velocity put it?
+    if (cand_t_ >= 0) {
+      const double dt = lat.t - cand_t_;
+      const double de = heading ? v * dt * std::sin(course.value) : 0,
+                   dn = heading ? v * dt * std::cos(course.value) : 0;
+      const double sp = cfg_.position_std, sv = cfg_.velocity_std;
+      const double tolerance = cfg_.gate_sigma * std::sqrt(2 * sp * sp + sv * dt * sv * dt) + (heading ? 0.0 : v * dt);
+      const bool agree = std::hypot(e - cand_e_ - de, n - cand_n_ - dn) <= tolerance;
+      cand_agreed_ = agree ? cand_agreed_ + 1 : 0;
+    }
+    cand_e_ = e, cand_n_ = n, cand_t_ = lat.t;
+  }
+  if (cand_agreed_ + 1 < cfg_.start_fixes) return std::nullopt;
   models::VehicleStart st;
-  st.speed = speed.t >= 0 ? speed.value : 0;
-  st.yaw = (course.t >= 0 && st.speed > cfg_.course_min_speed) ? course_to_heading(course.value) : 0.0;
+  st.speed = v;
+  st.yaw = heading ? course_to_heading(course.value) : 0.0;
   place_chassis(e, n, st.yaw, st);  // the fix is the antenna's
   return st;
 }
@@ -112,7 +140,6 @@ void GnssAiding::pose_from_recent_fix(double t, models::VehicleStart& st) const 
 }
 
 void GnssAiding::gather(double t, MeasurementRows& rows) {
-  step_position_rejected_ = step_position_accepted_ = false;
   const double gate = cfg_.gate_sigma;
   double quality = 1, tq;
   if (samples_.take(Channel::gnss_fix_quality, t, quality, tq)) fix_quality_ = quality;
@@ -163,23 +190,30 @@ void GnssAiding::gather(double t, MeasurementRows& rows) {
   }
 }
 
-void GnssAiding::account(SensorKind kind, const UpdateResult& u) {
-  health_[index_of(kind)].account(u);
-  if (kind != SensorKind::gnss_position) return;
-  step_position_rejected_ |= !u.accepted;
-  step_position_accepted_ |= u.accepted;
+void GnssAiding::account(const ScalarMeasurement& m, const UpdateResult& u, double t) {
+  const SensorKind kind = MeasurementRows::kind(m);
+  health_[index_of(kind)].account(m.row, u, t);
+  if (kind == SensorKind::gnss_position && m.row == 0 && u.accepted) ++accepted_fixes_;
 }
 
-bool GnssAiding::rejected_too_long(double t) {
-  if (step_position_accepted_) {
-    rejected_since_ = -1;
-    return false;
+bool GnssAiding::rejected_too_long(double t) const {
+  const auto& h = health(SensorKind::gnss_position);
+  for (int r = 0; r < 3; ++r) {
+    const double since = h.row(r).rejected_since();
+    if (since >= 0 && t - since > cfg_.reset_after_rejection_s) return true;
   }
-  if (!step_position_rejected_) return false;
-  if (rejected_since_ < 0) rejected_since_ = t;
-  if (t - rejected_since_ <= cfg_.reset_after_rejection_s) return false;
-  rejected_since_ = -1;
-  return true;
+  return false;
+}
+
+double GnssAiding::position_std() const {
+  const double e = cfg_.use_gst && gst_e_ > 0 ? gst_e_ : cfg_.position_std;
+  const double n = cfg_.use_gst && gst_n_ > 0 ? gst_n_ : cfg_.position_std;
+  return std::max(e, n);
+}
+
+void GnssAiding::restart() {
+  for (auto& h : health_) h.restart_monitor();
+  accepted_fixes_ = 0;
 }
 
 void GnssAiding::update_health(double t) {

@@ -47,12 +47,30 @@ ImuConfig read_imu_config(const JsonReader& m, double default_gate) {
   axes("accel_axes", I.accel_axes);
   I.timeout_s = m.positive("timeout_s", I.timeout_s);
   I.gate_sigma = m.non_negative("gate_sigma", default_gate);
+  I.stuck_after_s = m.non_negative("stuck_after_s", I.stuck_after_s);
   m.finish();
   return I;
 }
 
 ImuAiding::ImuAiding(const ImuConfig& config, const models::Vehicle& vehicle) : cfg_(config), vehicle_(vehicle) {
   for (auto& h : health_) h.set_timeout(cfg_.timeout_s);
+  same_since_.fill(-1);
+}
+
+bool ImuAiding::hold(const Measurement& m) {
+  if (m.t < samples_.peek(m.channel).t) return false;
+  const std::size_t k = index_of(m.channel) - index_of(kFirst);
+  const bool gyro = m.channel >= Channel::gyro_x;
+  auto& health = health_[slot(gyro ? SensorKind::gyroscope : SensorKind::accelerometer)];
+  if (m.value != same_value_[k] || same_since_[k] < 0) same_value_[k] = m.value, same_since_[k] = m.t;
+  const std::size_t axis = k % 3;
+  const bool fused = gyro ? cfg_.use_gyro && cfg_.gyro_axes[axis] : use_accel_ && cfg_.accel_axes[axis];
+  const bool stuck = fused && cfg_.stuck_after_s > 0 && m.t - same_since_[k] >= cfg_.stuck_after_s;
+  if ((m.flags & kAtLimit) || stuck) {
+    health.implausible();
+    return true;
+  }
+  return samples_.hold(m);
 }
 
 void ImuAiding::add_models(SensorModels& models) const {

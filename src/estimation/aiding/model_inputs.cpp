@@ -1,12 +1,57 @@
 #include "mbobserver/estimation/aiding/model_inputs.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 namespace mbo::est::aiding {
 
 InputsConfig read_inputs_config(const JsonReader& in) {
   InputsConfig c;
   c.timeout_s = in.positive("timeout_s", c.timeout_s);
+  c.max_steer_rate = in.positive("max_steer_rate_deg_s", c.max_steer_rate * 180 / M_PI) * M_PI / 180;
+  c.max_torque_rate = in.positive("max_torque_rate", c.max_torque_rate);
+  c.max_pressure_rate = in.positive("max_pressure_rate_bar_s", c.max_pressure_rate / 1e5) * 1e5;
+  c.guess_noise_scale = in.number_in("guess_noise_scale", 1, 1e6, c.guess_noise_scale);
   in.finish();
   return c;
+}
+
+double ModelInputs::max_rate(Channel c) const {
+  if (c == Channel::steer_angle) return cfg_.max_steer_rate;
+  if (index_of(c) >= index_of(Channel::brake_pressure_fl)) return cfg_.max_pressure_rate;
+  return cfg_.max_torque_rate;
+}
+
+bool ModelInputs::hold(const Measurement& m) {
+  if (m.t < samples_.peek(m.channel).t) return false;
+  const std::size_t k = index_of(m.channel) - index_of(kFirst);
+  // A signal on its DBC limit is a saturated or glitched node (a steering angle of 65.5 deg);
+  // a jump beyond the fastest the input can move is a glitch too. Either way the model keeps
+  // the last plausible value: a wrong input would drive it metres away within a second.
+  const bool jump =
+      have_good_[k] && std::abs(m.value - good_[k]) > max_rate(m.channel) * std::max(0.0, m.t - good_t_[k]);
+  if ((m.flags & kAtLimit) || jump) {
+    ++implausible_;
+    holding_[k] = true;
+    return true;
+  }
+  good_[k] = m.value, good_t_[k] = m.t;
+  have_good_[k] = true;
+  holding_[k] = false;
+  return samples_.hold(m);
+}
+
+bool ModelInputs::timed_out(double t) const {
+  if (last_t_ < 0) return true;
+  for (std::size_t k = 0; k < kChannels; ++k)
+    if (taken_t_[k] >= 0 && t - taken_t_[k] > cfg_.timeout_s) return true;
+  return false;
+}
+
+bool ModelInputs::implausible() const {
+  for (bool h : holding_)
+    if (h) return true;
+  return false;
 }
 
 void ModelInputs::gather(double t) {
@@ -20,12 +65,15 @@ void ModelInputs::gather(double t) {
     last_steer_ = v;
     last_steer_t_ = ts;
     last_t_ = ts;
+    taken_t_[0] = ts;
   }
   for (int w = 0; w < 4; ++w) {
-    if (samples_.take(static_cast<Channel>(index_of(Channel::drive_torque_fl) + w), t, v, ts))
-      inputs_.drive_torque[w] = v, last_t_ = ts;
-    if (samples_.take(static_cast<Channel>(index_of(Channel::brake_pressure_fl) + w), t, v, ts))
-      inputs_.brake_pressure[w] = v, last_t_ = ts;
+    const auto torque = static_cast<Channel>(index_of(Channel::drive_torque_fl) + w);
+    const auto pressure = static_cast<Channel>(index_of(Channel::brake_pressure_fl) + w);
+    if (samples_.take(torque, t, v, ts))
+      inputs_.drive_torque[w] = v, last_t_ = taken_t_[index_of(torque) - index_of(kFirst)] = ts;
+    if (samples_.take(pressure, t, v, ts))
+      inputs_.brake_pressure[w] = v, last_t_ = taken_t_[index_of(pressure) - index_of(kFirst)] = ts;
   }
 }
 

@@ -18,6 +18,9 @@ WheelSensorConfig read_wheel_sensor_config(const JsonReader& w, double default_g
   W.timeout_s = w.positive("timeout_s", W.timeout_s);
   W.gate_sigma = w.non_negative("gate_sigma", default_gate);
   W.reset_after_rejection_s = w.positive("reset_after_rejection_s", W.reset_after_rejection_s);
+  W.stuck_teeth = w.positive("stuck_teeth", W.stuck_teeth);
+  W.free_rolling_pressure = w.non_negative("free_rolling_pressure_bar", W.free_rolling_pressure / 1e5) * 1e5;
+  W.max_speed = w.positive("max_speed", W.max_speed);
   w.finish();
   return W;
 }
@@ -33,13 +36,39 @@ void WheelHallAiding::add_models(SensorModels& models) const {
   models[index_of(SensorKind::wheel_hall)] = std::make_shared<WheelHallSensor>(spins);
 }
 
-void WheelHallAiding::gather(double t, const mb::State& model, MeasurementRows& rows) {
+void WheelHallAiding::gather(double t, const mb::State& model, const models::VehicleInputs& inputs,
+                             MeasurementRows& rows) {
   double v = 0, ts = 0;
+  const double tooth = 2 * M_PI / cfg_.teeth;
   for (int w = 0; w < 4; ++w) {
     if (!samples_.take(static_cast<Channel>(index_of(kFirst) + w), t, v, ts)) continue;
-    if (!unwrap_[w]) unwrap_[w].emplace(cfg_.teeth, cfg_.modulus[w]);
     const double model_angle = model.q[vehicle_.wheels[w].spin];
-    const double angle = unwrap_[w]->angle(static_cast<std::uint32_t>(std::llround(v)), model_angle);
+    const long long count = std::llround(v);
+    if (count != count_[w]) {
+      if (stuck_[w]) unwrap_[w].reset();  // counting again: unwrapped anew near the model
+      stuck_[w] = false;
+      count_[w] = count;
+      changed_t_[w] = ts;
+      changed_model_angle_[w] = model_angle;
+    } else if (inputs.brake_pressure[w] < cfg_.free_rolling_pressure &&
+               std::abs(model_angle - changed_model_angle_[w]) > cfg_.stuck_teeth * tooth) {
+      // A free-rolling wheel that the model has turned by several teeth, and the counter
+      // has not moved; if another counter moves meanwhile, the car rolls: this one is stuck.
+      for (int o = 0; o < 4; ++o) stuck_[w] = stuck_[w] || (o != w && changed_t_[o] > changed_t_[w]);
+    }
+    if (stuck_[w]) {
+      health_.implausible();
+      continue;
+    }
+    if (!unwrap_[w]) unwrap_[w].emplace(cfg_.teeth, cfg_.modulus[w]);
+    const double angle = unwrap_[w]->angle(static_cast<std::uint32_t>(count), model_angle);
+    if (angle_t_[w] >= 0 && ts > angle_t_[w] && std::abs(angle - angle_[w]) > cfg_.max_speed * (ts - angle_t_[w])) {
+      // a counter that jumped: not a wheel's motion
+      health_.implausible();
+      unwrap_[w].reset();
+      angle_t_[w] = -1;
+      continue;
+    }
     if (angle_t_[w] >= 0 && ts > angle_t_[w])
       rate_[w] = kRateKept * rate_[w] + kRateNew * (angle - angle_[w]) / (ts - angle_t_[w]);
     angle_[w] = angle;
@@ -49,14 +78,15 @@ void WheelHallAiding::gather(double t, const mb::State& model, MeasurementRows& 
 }
 
 void WheelHallAiding::account(const ScalarMeasurement& m, const UpdateResult& u, double t, MbObserver& observer) {
-  health_.account(u);
   const int w = m.row;
-  if (u.accepted)
-    rejected_since_[w] = -1;
-  else if (rejected_since_[w] < 0)
-    rejected_since_[w] = t;
-  else if (t - rejected_since_[w] > cfg_.reset_after_rejection_s)
-    reset_wheel(w, observer), rejected_since_[w] = -1;
+  health_.account(w, u, t);
+  // A wheel whose counts the gate rejects this long is reset to them: ABS cycles and wheel
+  // spin outrun any plant noise.
+  const double since = health_.row(w).rejected_since();
+  if (!u.accepted && since >= 0 && t - since > cfg_.reset_after_rejection_s) {
+    reset_wheel(w, observer);
+    health_.restart_row(w);
+  }
 }
 
 void WheelHallAiding::reset_wheel(int w, MbObserver& observer) {

@@ -61,25 +61,77 @@ class ChannelSamples {
   std::array<double, N> taken_t_{};
 };
 
+// How a source's innovations are judged over time (the "validity" section).
+struct MonitorConfig {
+  double nis_time_constant_s = 0.2;  // low-pass of each row's normalised innovation squared
+  double nis_limit = 9;  // a row whose filtered NIS is above this is inconsistent
+  double nis_cap = 100;  // one innovation counts at most this much (a single outlier fades)
+  int rejections = 2;  // this many rejections in a row make a row inconsistent at once
+  // After a reset, a row that has a sample is not consistent before this many in a row are
+  // accepted (the reset state's transient is not yet seen).
+  int settle_samples = 5;
+};
+
+// The consistency of one measurement row (PX4's innovation test, with memory): a low-pass of
+// its normalised innovation squared nu^2 / S, whose mean is 1 for a consistent filter, and
+// its current run of gate rejections.
+class RowMonitor {
+ public:
+  void update(const UpdateResult& u, double t, const MonitorConfig& c);
+  double nis() const { return nis_; }
+  int rejected_in_a_row() const { return rejected_; }
+  double rejected_since() const { return rejected_since_; }  // -1: the last one was accepted
+  bool consistent(const MonitorConfig& c) const {
+    return nis_ <= c.nis_limit && rejected_ < c.rejections && (!sampled_ || accepted_ >= c.settle_samples);
+  }
+  // Forgets the row's history. `settling`: the row must show settle_samples accepted ones
+  // before it is consistent again (a reset of its own state); otherwise only once it has a
+  // sample (a row the step never fuses stays out of the way).
+  void restart(bool settling) {
+    *this = RowMonitor{};
+    sampled_ = settling;
+  }
+
+ private:
+  double nis_ = 0, last_t_ = -1, rejected_since_ = -1;
+  int rejected_ = 0, accepted_ = 0;
+  bool sampled_ = false;
+};
+
 // The health of one sensor kind as the estimate publishes it (SensorHealth): fused and
-// rejected rows, the gate's test ratio low-passed over steps, the age of the newest sample
-// and the timeout.
+// rejected rows, the gate's test ratio low-passed over steps, the age of the newest sample,
+// the timeout, and the consistency of each row.
 class SourceHealth {
  public:
+  static constexpr int kMaxRows = 4;
   void set_timeout(double timeout_s) { timeout_s_ = timeout_s; }
-  void account(const UpdateResult& u);
+  void set_monitor(const MonitorConfig& c) { monitor_ = c; }
+  // What the filter did with `row` of this kind at time t.
+  void account(int row, const UpdateResult& u, double t);
+  // A sample this source did not fuse because it is implausible (at its limit, stuck).
+  void implausible() { ++published_.implausible; }
   // The newest sample of this kind was taken at t.
   void sampled(double t) { last_sample_t_ = t; }
   double last_sample_t() const { return last_sample_t_; }
-  // End of a step at time t: age, timeout, and the filtered test ratio of the step's largest.
+  // End of a step at time t: age, timeout, the filtered test ratio of the step's largest, and
+  // the rows' consistency.
   void update(double t);
   bool timed_out() const { return published_.timed_out; }
+  bool consistent() const { return published_.consistent; }
+  // The largest filtered NIS over the rows (1 for a consistent filter).
+  double nis() const { return published_.nis; }
+  const RowMonitor& row(int r) const { return rows_[r]; }
+  // After a reset of the model: the rows' history says nothing of the new state.
+  void restart_monitor();
+  void restart_row(int r) { rows_[r].restart(true); }
   const SensorHealth& published() const { return published_; }
 
  private:
   // The test ratio's low-pass: this much of the last value is kept each step.
   static constexpr double kRatioKept = 0.9, kRatioNew = 0.1;
   SensorHealth published_{};
+  MonitorConfig monitor_{};
+  std::array<RowMonitor, kMaxRows> rows_{};
   double timeout_s_ = 0;
   double last_sample_t_ = -1;
   double step_largest_ratio_ = 0;

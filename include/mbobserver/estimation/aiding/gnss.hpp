@@ -29,7 +29,11 @@ struct GnssConfig {
   double course_sideslip_std = 0.017453292519943295;
   double timeout_s = 0.5;
   double gate_sigma = 5;
-  double reset_after_rejection_s = 3;  // continuous rejection this long: reset to the fix
+  double reset_after_rejection_s = 3;  // a row rejected this long without a break: reset to the fix
+  // The observer starts from a fix once this many fixes in a row agree with each other (each
+  // where the one before and the receiver's velocity put it): one multipath fix at start-up
+  // does not place the car.
+  int start_fixes = 3;
   bool origin_from_first_fix = true;
   double lat0 = 0, lon0 = 0, alt0 = 0;
 };
@@ -48,7 +52,9 @@ class GnssAiding {
   void add_models(SensorModels& models) const;
 
   static bool owns(Channel c) { return ChannelSamples<kFirst, kChannels>::owns(c); }
-  bool hold(const Measurement& m) { return samples_.hold(m); }
+  // Keeps m for the next step unless it sits on its DBC limit (counted, dropped). False: m is
+  // older than the sample held (stale).
+  bool hold(const Measurement& m);
 
   // Before the observer starts: the pose of the newest usable fix at t (the ENU origin is set
   // from it when so configured), or nothing yet.
@@ -58,12 +64,23 @@ class GnssAiding {
 
   // The rows of the samples received up to t.
   void gather(double t, MeasurementRows& rows);
-  // What the filter did with one of this unit's rows.
-  void account(SensorKind kind, const UpdateResult& u);
-  // After a step whose model and filter stayed healthy: true when every position row has been
-  // rejected for longer than reset_after_rejection_s, so the observer should be reset to the
-  // fix (PX4's position reset after a timeout of rejected GNSS).
-  bool rejected_too_long(double t);
+  // What the filter did with one of this unit's rows at time t.
+  void account(const ScalarMeasurement& m, const UpdateResult& u, double t);
+  // After a step whose model and filter stayed healthy: true when a position row has been
+  // rejected without a break for longer than reset_after_rejection_s, so the observer should be
+  // reset to the fix (PX4's position reset after a timeout of rejected GNSS). An offset along
+  // one axis counts as much as a diagonal one.
+  bool rejected_too_long(double t) const;
+  // The horizontal 1-sigma of the last fix (the receiver's GST where it gives one).
+  double position_std() const;
+  // Fixes accepted since the observer (re)started.
+  int fixes_since_start() const { return accepted_fixes_; }
+  // After a (re)start of the model: the monitor's history and the count of accepted fixes
+  // start again.
+  void restart();
+  void set_monitor(const MonitorConfig& c) {
+    for (auto& h : health_) h.set_monitor(c);
+  }
 
   void update_health(double t);
   const SourceHealth& health(SensorKind kind) const { return health_[index_of(kind)]; }
@@ -86,9 +103,10 @@ class GnssAiding {
   double speed_ = 0, course_ = 0;
   bool have_course_ = false;
   double gst_e_ = -1, gst_n_ = -1, gst_u_ = -1;
-  // rejection timer of the position rows
-  bool step_position_rejected_ = false, step_position_accepted_ = false;
-  double rejected_since_ = -1;
+  // start-up: the last candidate fix (ENU, time) and how many in a row agreed
+  double cand_e_ = 0, cand_n_ = 0, cand_t_ = -1;
+  int cand_agreed_ = 0;
+  int accepted_fixes_ = 0;
   // gnss_position, gnss_velocity, gnss_course (the first three SensorKinds)
   std::array<SourceHealth, 3> health_;
 };

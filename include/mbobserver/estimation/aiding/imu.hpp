@@ -21,6 +21,9 @@ struct ImuConfig {
   bool accel_attitude = true;  // false: accelerometers inform accelerations only (FE)
   double timeout_s = 0.05;
   double gate_sigma = 5;
+  // An axis that repeats the same value for this long is stuck (a real sensor's noise moves
+  // it every sample); 0: no such check.
+  double stuck_after_s = 0.05;
 };
 
 // The "imu" section of the observer; `default_gate` is the filter's.
@@ -40,10 +43,20 @@ class ImuAiding {
   void use_accelerometers(const std::vector<int>& observed, bool force_error, const std::vector<int>& forced);
 
   static bool owns(Channel c) { return ChannelSamples<kFirst, kChannels>::owns(c); }
-  bool hold(const Measurement& m) { return samples_.hold(m); }
+  // Keeps m for the next step unless it is implausible (on its DBC limit, or stuck), which is
+  // counted and dropped. False: m is older than the sample held (stale).
+  bool hold(const Measurement& m);
 
   void gather(double t, MeasurementRows& rows);
-  void account(SensorKind kind, const UpdateResult& u) { health_[slot(kind)].account(u); }
+  void account(const ScalarMeasurement& m, const UpdateResult& u, double t) {
+    health_[slot(MeasurementRows::kind(m))].account(m.row, u, t);
+  }
+  void set_monitor(const MonitorConfig& c) {
+    for (auto& h : health_) h.set_monitor(c);
+  }
+  void restart_monitor() {
+    for (auto& h : health_) h.restart_monitor();
+  }
   void update_health(double t);
   const SourceHealth& health(SensorKind kind) const { return health_[slot(kind)]; }
   bool timed_out() const { return health_[0].timed_out() || health_[1].timed_out(); }
@@ -59,6 +72,8 @@ class ImuAiding {
   ImuConfig cfg_;
   const models::Vehicle& vehicle_;
   ChannelSamples<kFirst, kChannels> samples_;
+  // per axis: the value repeated and since when
+  std::array<double, kChannels> same_value_{}, same_since_{};
   bool use_accel_ = true;
   std::array<SourceHealth, 2> health_;  // accelerometer, gyroscope
 };

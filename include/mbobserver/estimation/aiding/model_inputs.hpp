@@ -11,6 +11,14 @@ namespace mbo::est::aiding {
 
 struct InputsConfig {
   double timeout_s = 0.1;
+  // The fastest each input can change (a plausibility bound, not a model): a sample that
+  // moved further from the last plausible one than this allows, or sits on its DBC limit, is
+  // held at the last plausible value. Road-wheel steering rad/s, drive torque N m/s, brake
+  // pressure Pa/s.
+  double max_steer_rate = 3.5, max_torque_rate = 5e4, max_pressure_rate = 3e9;
+  // While an input is held or has timed out the model runs on a guess: the filter's plant
+  // noise is multiplied by this, so its sigma stays honest and the sensors pull harder.
+  double guess_noise_scale = 25;
 };
 
 // The "inputs" section of the observer.
@@ -21,26 +29,44 @@ class ModelInputs {
   static constexpr Channel kFirst = Channel::steer_angle;
   static constexpr std::size_t kChannels = index_of(Channel::brake_pressure_rr) - index_of(kFirst) + 1;
 
-  explicit ModelInputs(const InputsConfig& config) : cfg_(config) {}
+  explicit ModelInputs(const InputsConfig& config) : cfg_(config) { taken_t_.fill(-1); }
 
   static bool owns(Channel c) { return ChannelSamples<kFirst, kChannels>::owns(c); }
-  bool hold(const Measurement& m) { return samples_.hold(m); }
+  // Keeps m for the next step if it is plausible; an implausible sample is counted and
+  // dropped, so the input keeps its last plausible value. False: m is older than the sample
+  // held (stale).
+  bool hold(const Measurement& m);
 
   // Takes the samples received up to t: they act on the step to t.
   void gather(double t);
+  // Whether some input is being held at its last plausible value (until a plausible sample of
+  // it comes).
+  bool implausible() const;
+  std::uint64_t implausible_samples() const { return implausible_; }
   models::VehicleInputs& inputs() { return inputs_; }
   const models::VehicleInputs& inputs() const { return inputs_; }
-  // No input for longer than the timeout (or none yet) at t.
-  bool timed_out(double t) const { return last_t_ < 0 || t - last_t_ > cfg_.timeout_s; }
+  // At t: no input yet, or an input that has come before has been silent for longer than the
+  // timeout (each input on its own: a steering angle that stops is not kept alive by the
+  // torques that still come).
+  bool timed_out(double t) const;
+  // The model runs on a guessed input: one held at its last plausible value, or timed out.
+  bool guessing(double t) const { return implausible() || timed_out(t); }
 
  private:
   // the steering rate is a differenced signal: a little low-pass (kept, new)
   static constexpr double kSteerRateKept = 0.7, kSteerRateNew = 0.3;
 
+  double max_rate(Channel c) const;
+
   InputsConfig cfg_;
   ChannelSamples<kFirst, kChannels> samples_;
   models::VehicleInputs inputs_{};
   double last_steer_ = 0, last_steer_t_ = -1, last_t_ = -1;
+  // per channel: the last plausible value and its time, and whether the newest was not
+  std::array<double, kChannels> good_{}, good_t_{};
+  std::array<bool, kChannels> have_good_{}, holding_{};
+  std::array<double, kChannels> taken_t_{};  // -1: never
+  std::uint64_t implausible_ = 0;
 };
 
 }  // namespace mbo::est::aiding

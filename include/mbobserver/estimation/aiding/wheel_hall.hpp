@@ -23,6 +23,14 @@ struct WheelSensorConfig {
   double timeout_s = 0.1;
   double gate_sigma = 5;
   double reset_after_rejection_s = 0.1;
+  // A counter that stands still while the others count and the model has turned its wheel by
+  // more than stuck_teeth teeth, with less brake pressure than free_rolling_pressure on it (no
+  // lock), is stuck: its counts are not fused, and the wheel is not reset to them.
+  double stuck_teeth = 3;
+  double free_rolling_pressure = 1e5;  // Pa
+  // Counts implying a wheel faster than this (rad/s) are a glitch: not fused, and the
+  // counter is unwrapped anew near the model's angle.
+  double max_speed = 400;
 };
 
 // The "wheels" section of the observer; `default_gate` is the filter's.
@@ -41,13 +49,18 @@ class WheelHallAiding {
   static bool owns(Channel c) { return ChannelSamples<kFirst, kChannels>::owns(c); }
   bool hold(const Measurement& m) { return samples_.hold(m); }
 
-  // The rows of the counts received up to t, unwrapped near the model's spin angles.
-  void gather(double t, const mb::State& model, MeasurementRows& rows);
+  // The rows of the counts received up to t, unwrapped near the model's spin angles; the
+  // brake pressures tell a locked wheel from a stuck counter.
+  void gather(double t, const mb::State& model, const models::VehicleInputs& inputs, MeasurementRows& rows);
   // What the filter did with wheel row m at time t; a wheel rejected for too long is reset in
   // `observer` at once.
   void account(const ScalarMeasurement& m, const UpdateResult& u, double t, MbObserver& observer);
   // After a re-initialisation of the model: counts are unwrapped anew near its angles.
   void forget_counts();
+  void set_monitor(const MonitorConfig& c) { health_.set_monitor(c); }
+  void restart_monitor() { health_.restart_monitor(); }
+  // Whether wheel w's counter is taken as stuck now.
+  bool stuck(int w) const { return stuck_[w]; }
 
   void update_health(double t);
   const SourceHealth& health() const { return health_; }
@@ -66,7 +79,10 @@ class WheelHallAiding {
   ChannelSamples<kFirst, kChannels> samples_;
   std::array<std::optional<HallUnwrapper>, 4> unwrap_;
   std::array<double, 4> angle_{}, angle_t_{-1, -1, -1, -1}, rate_{};  // from the counts
-  std::array<double, 4> rejected_since_{-1, -1, -1, -1};
+  // the last raw count, when it last changed and where the model's wheel was then
+  std::array<long long, 4> count_{-1, -1, -1, -1};
+  std::array<double, 4> changed_t_{-1, -1, -1, -1}, changed_model_angle_{};
+  std::array<bool, 4> stuck_{};
   std::uint64_t resets_ = 0;
   SourceHealth health_;
 };
