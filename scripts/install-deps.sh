@@ -10,7 +10,7 @@ packages=(
   libsystemd-dev libsuitesparse-dev libsimbody-dev
   python3 python3-can python3-canmatrix python3-jsonschema can-utils
   gnuplot-nox python3-matplotlib
-  clang libclang-rt-14-dev clang-format systemd
+  clang libclang-rt-14-dev clang-format systemd help2man
 )
 
 missing=()

@@ -28,6 +28,57 @@ struct BadConfig {
 
 }  // namespace
 
+namespace {
+
+// Every program the build installs (cmake/ProgramTests.cmake), by path.
+std::vector<std::string> program_files() {
+  std::vector<std::string> files;
+  std::string all = MBO_PROGRAM_FILES;
+  for (std::size_t at = 0; at <= all.size();) {
+    const auto end = std::min(all.find(':', at), all.size());
+    if (end > at) files.push_back(all.substr(at, end - at));
+    at = end + 1;
+  }
+  return files;
+}
+
+}  // namespace
+
+TEST(CommandLine, EveryProgramPrintsTheProjectVersion) {
+  // GNU style: "name (mbobserver) VERSION" first, VERSION being CMake's project(VERSION).
+  const auto files = program_files();
+  std::vector<std::string> names;
+  for (const auto& f : files) names.push_back(fs::path(f).filename().string());
+  // mbobserver-bench only where the bench is built (MBO_BUILD_BENCH; not in the sanitizer build)
+  for (const char* name : {"mbobserverd", "mbobserver-sim", "mbobserver-eval", "mbobserver-experiment",
+                           "mbobserver-candecode", "mbobserver-listen"})
+    ASSERT_THAT(names, ::testing::Contains(name)) << MBO_PROGRAM_FILES;
+  for (const auto& file : files) {
+    const std::string name = fs::path(file).filename().string();
+    SCOPED_TRACE(name);
+    const Result r = run(file, {"--version"});
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    EXPECT_THAT(r.out, StartsWith(name + " (mbobserver) " + MBO_PROJECT_VERSION + "\n"));
+  }
+}
+
+TEST(CommandLine, EveryProgramHasHelpAndRefusesAnUnknownOption) {
+  for (const auto& file : program_files()) {
+    const std::string name = fs::path(file).filename().string();
+    SCOPED_TRACE(name);
+    const Result help = run(file, {"--help"});
+    EXPECT_EQ(help.code, 0) << help.err;
+    EXPECT_THAT(help.out, HasSubstr("Usage: " + name + " "));
+    EXPECT_THAT(help.out, HasSubstr("--version"));
+    // one line naming the program (what it names first differs: a required option or the unknown one)
+    const Result bad = run(file, {"--no-such-option"});
+    EXPECT_EQ(bad.code, 2) << bad.out << bad.err;
+    EXPECT_THAT(bad.err, StartsWith(name + ": "));
+    expect_one_line(bad.err);
+  }
+}
+
 TEST(CommandLine, CheckConfigAcceptsTheDefaultConfiguration) {
   const std::string file = (fs::path(MBO_SOURCE_DIR) / "config" / "mbobserver.json").string();
   const Result r = run(MBO_DAEMON, {"--config", file, "--check-config"});

@@ -3,7 +3,7 @@
 // Why hand-written: Debian 12 ships no C++ DBC library (the maintained DBC readers are Python:
 // cantools, canmatrix; the C/C++ ones on GitHub are unpackaged and either regex based or
 // unmaintained). The DBC grammar we need is small: this parser reads what real files contain
-// (the opendbc production files and the cantools edge cases under shared/fixtures/dbc) and
+// (the opendbc production files and the cantools edge cases under tests/fixtures/dbc) and
 // skips, with a warning, the statements that do not affect decoding.
 //
 // Format notes (Vector "DBC File Format Documentation" 1.0.5, plus what CANdb++ writes):
