@@ -1,5 +1,11 @@
 #include "mbobserver/core/json_reader.hpp"
 
+#include "mbobserver/core/input_file.hpp"
+
+#include <functional>
+#include <set>
+#include <vector>
+
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -48,9 +54,59 @@ std::string json_exception_detail(const nlohmann::json::exception& e) {
   return bracket == std::string::npos ? what : what.substr(bracket + 2);
 }
 
+// JSON allows a key twice in an object and nlohmann keeps the last: a configuration that says
+// one thing twice is a mistake the user should hear of, not a silent choice. This follows the
+// parser's events to know where it is (a JSON pointer) when a key comes again.
+class DuplicateKeys {
+ public:
+  bool operator()(int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    switch (event) {
+      case E::object_start:
+      case E::array_start:
+        frames_.push_back({event == E::object_start, {}, {}, 0});
+        break;
+      case E::key: {
+        auto& f = frames_.back();
+        f.key = parsed.get<std::string>();
+        if (!f.keys.insert(f.key).second && duplicate_.empty()) duplicate_ = pointer();
+        break;
+      }
+      case E::object_end:
+      case E::array_end:
+        frames_.pop_back();
+        [[fallthrough]];
+      case E::value:
+        if (!frames_.empty() && !frames_.back().object) ++frames_.back().index;
+        break;
+    }
+    return true;
+  }
+  const std::string& duplicate() const { return duplicate_; }
+
+ private:
+  struct Frame {
+    bool object;
+    std::set<std::string> keys;
+    std::string key;
+    std::size_t index;
+  };
+  std::string pointer() const {
+    nlohmann::json::json_pointer p;
+    for (const auto& f : frames_) p = f.object ? p / f.key : p / f.index;
+    return p.to_string();
+  }
+  std::vector<Frame> frames_;
+  std::string duplicate_;
+};
+
 nlohmann::json parse_json_text(std::string_view text, const std::string& name) {
   try {
-    return nlohmann::json::parse(text.begin(), text.end(), nullptr, true, /*ignore_comments=*/false);
+    DuplicateKeys duplicates;
+    auto doc = nlohmann::json::parse(text.begin(), text.end(), std::ref(duplicates), true, /*ignore_comments=*/false);
+    if (!duplicates.duplicate().empty())
+      throw ConfigError(name + ": " + duplicates.duplicate() + ": the key appears twice in its object");
+    return doc;
   } catch (const nlohmann::json::parse_error& e) {
     // e.what() is "[json.exception.parse_error.101] parse error at line L, column C: ..."
     std::string what = e.what();
@@ -74,11 +130,8 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& name) {
 }
 
 nlohmann::json load_json_file(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw ConfigError(file.string() + ": cannot open file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_json_text(ss.str(), file.string());
+  constexpr std::uintmax_t kMaxBytes = 64u << 20;  // far beyond any configuration
+  return parse_json_text(read_input_file(file, kMaxBytes, "file"), file.string());
 }
 
 JsonReader::JsonReader(const nlohmann::json& value, std::string file, std::string pointer)

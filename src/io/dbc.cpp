@@ -1,5 +1,7 @@
 #include "mbobserver/io/dbc.hpp"
 
+#include "mbobserver/core/input_file.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
@@ -889,10 +891,13 @@ Dbc parse_dbc(std::string_view text, const std::string& name) {
 }
 
 Dbc load_dbc(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw DbcError(file.string() + ": cannot open DBC file: " + std::strerror(errno));
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw DbcError(file.string() + ": cannot read DBC file");
+  constexpr std::uintmax_t kMaxBytes = 256u << 20;  // the largest production DBCs are a few MiB
+  std::string text;
+  try {
+    text = read_input_file(file, kMaxBytes, "DBC file");
+  } catch (const ConfigError& e) {
+    throw DbcError(e.what());
+  }
   return parse_dbc(text, file.string());
 }
 

@@ -90,10 +90,26 @@ TEST(JsonReader, ANumberBeyondADoubleIsAConfigErrorWithItsPlace) {
 }
 
 TEST(JsonReader, MissingFileIsConfigError) {
-  EXPECT_EQ(error_of([] { JsonReader::from_file("/nonexistent/x.json"); }), "/nonexistent/x.json: cannot open file");
+  EXPECT_EQ(error_of([] { JsonReader::from_file("/nonexistent/x.json"); }),
+            "/nonexistent/x.json: cannot open file: No such file or directory");
 }
 
 TEST(JsonReader, IntegerRejectsFraction) {
   auto r = reader(R"({"n": 2.5})");
   EXPECT_EQ(error_of([&] { r.integer("n"); }), "cfg.json: /n: expected an integer, got number");
+}
+
+TEST(JsonReader, AKeyTwiceInAnObjectIsAnErrorWithItsPointer) {
+  EXPECT_THAT(error_of([] { mbo::parse_json_text(R"({"a": {"b": 1, "c": [{"x": 1}, {"x": 2, "x": 3}]}})", "c.json"); }),
+              HasSubstr("c.json: /a/c/1/x: the key appears twice in its object"));
+  EXPECT_THAT(error_of([] { mbo::parse_json_text(R"({"a": 1, "b": {"a": 2}, "a": 3})", "c.json"); }),
+              HasSubstr("c.json: /a: the key appears twice"));
+  // the same key in different objects is fine
+  EXPECT_NO_THROW(mbo::parse_json_text(R"({"a": {"x": 1}, "b": {"x": 1}, "c": [{"x": 1}, {"x": 1}]})", "c.json"));
+}
+
+TEST(JsonReader, FoldersAndDevicesAreNoConfigurationAndAreNotRead) {
+  EXPECT_THAT(error_of([] { mbo::load_json_file("/tmp"); }), HasSubstr("/tmp: is a folder, not a file"));
+  // /dev/zero would otherwise be read for ever
+  EXPECT_THAT(error_of([] { mbo::load_json_file("/dev/zero"); }), HasSubstr("/dev/zero: not a regular file"));
 }
