@@ -145,8 +145,11 @@ class Cluster:
                 self.client.wait_for_workers(1, timeout=args.connect_timeout)
             self.where = self.client.scheduler.address
         else:
-            self.local = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                                      dashboard_address=None, silence_logs=logging.ERROR)
+            # no dashboard (it needs bokeh); the scheduler's HTTP server still starts: on a free
+            # local port, not on 8787, which another cluster on the machine may hold
+            self.local = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                      dashboard_address=None, silence_logs=logging.ERROR,
+                                      scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
             self.client = Client(self.local)
             self.where = "embedded LocalCluster"
         self.workers = self.client.scheduler_info()["workers"]
