@@ -153,7 +153,11 @@ def _run(cmd, stderr_path, timeout_s):
     """(exit code or None on timeout, seconds)."""
     t0 = time.monotonic()
     with open(stderr_path, "wb") as err:
-        proc = subprocess.Popen(_child_cmd(cmd), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
+        # a session of its own: a Ctrl-C at the terminal (SIGINT to the foreground process
+        # group) interrupts the fleet, which then stops its workers; the daemon would take it
+        # for the end of the drive and write a short record with exit code 0
+        proc = subprocess.Popen(_child_cmd(cmd), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                                start_new_session=True)
         try:
             rc = proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
@@ -271,8 +275,9 @@ def run_drive(task):
             rep = os.path.join(attempt, "eval.json")
             cmd = [task["eval"], "--truth", task["truth"], "--estimates", est,
                    "--metrics-from", repr(task["metrics_from"]), "--report", rep]
-            rc, _ = _run(cmd, os.path.join(attempt, "eval.stderr"), task["timeout_s"])
+            rc, secs = _run(cmd, os.path.join(attempt, "eval.stderr"), task["timeout_s"])
             row["eval_exit"] = rc
+            row["eval_wall_s"] = round(secs, 4)
             if rc is None:
                 _fail(row, "timeout", f"mbobserver-eval still running after {task['timeout_s']:g} s: killed")
             elif rc != 0:

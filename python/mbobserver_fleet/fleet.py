@@ -19,7 +19,6 @@ import json
 import logging
 import os
 import signal
-import sys
 import time
 import uuid
 
@@ -147,9 +146,15 @@ class Cluster:
         else:
             # no dashboard (it needs bokeh); the scheduler's HTTP server still starts: on a free
             # local port, not on 8787, which another cluster on the machine may hold
-            self.local = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                      dashboard_address=None, silence_logs=logging.ERROR,
-                                      scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
+            # the worker processes inherit an ignored SIGINT: a Ctrl-C is the client's to handle
+            # (it stops them), not theirs to die of with a traceback each
+            old_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
+            try:
+                self.local = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
+                                          host="127.0.0.1", dashboard_address=None, silence_logs=logging.ERROR,
+                                          scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
+            finally:
+                signal.signal(signal.SIGINT, old_int)
             self.client = Client(self.local)
             self.where = "embedded LocalCluster"
         self.workers = self.client.scheduler_info()["workers"]

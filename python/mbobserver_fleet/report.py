@@ -20,7 +20,7 @@ COLUMNS = (["drive", "status", "failure", "reason", "duration_s", "steps", "fram
             "valid_fraction", "resets", "model_step_failures", "correction_failures", "sensor_rejected",
             "sensor_timed_out", "records_written", "max_rss_mb", "real_time_factor", "replay_wall_s"]
            + list(fields.EVAL_FIELDS)
-           + ["daemon_exit", "eval_exit", "daemon_wall_s", "task_wall_s", "log", "truth", "out_dir", "log_bytes",
+           + ["daemon_exit", "eval_exit", "daemon_wall_s", "eval_wall_s", "task_wall_s", "log", "truth", "out_dir", "log_bytes",
               "log_mtime_ns", "truth_bytes", "truth_mtime_ns", "log_sha256", "truth_sha256", "daemon_sha256",
               "config_sha256", "eval_sha256", "settings", "row_version", "run_id", "worker", "host", "started_at",
               "missing_fields"])
@@ -306,12 +306,12 @@ def write_html(out, rows, info, drive_plots=20, mapper=map):
         top = worst(ok, col, w, 10)
         if not top:
             continue
-        h.append(f"<h3>{title}</h3><table><tr><th>drive</th><th>{col}</th><th>valid</th><th>sideslip RMSE</th>"
-                 "<th>deadline misses</th><th>duration (s)</th></tr>")
+        also = [c for c in ("valid_fraction", "rmse_sideslip_deg", "deadline_misses", "duration_s") if c != col]
+        h.append(f"<h3>{title}</h3><table><tr><th>drive</th><th>{col}</th>" +
+                 "".join(f"<th>{c}</th>" for c in also) + "</tr>")
         for r in top:
-            h.append(f"<tr><td>{link(r)}</td><td>{_fmt(r.get(col))}</td><td>{_fmt(r.get('valid_fraction'))}</td>"
-                     f"<td>{_fmt(r.get('rmse_sideslip_deg'))}</td><td>{_fmt(r.get('deadline_misses'))}</td>"
-                     f"<td>{_fmt(r.get('duration_s'))}</td></tr>")
+            h.append(f"<tr><td>{link(r)}</td><td>{_fmt(r.get(col))}</td>" +
+                     "".join(f"<td>{_fmt(r.get(c))}</td>" for c in also) + "</tr>")
         h.append("</table>")
 
     for src, cap in figs:

@@ -18,7 +18,7 @@ WORK = os.environ["MBO_FLEET_WORK"]  # this test's scratch folder
 DAEMON = os.path.join(BIN, "mbobserverd")
 
 # columns that depend on the machine and the moment, not on the drive: compared nowhere
-VOLATILE = {"worker", "host", "started_at", "run_id", "task_wall_s", "daemon_wall_s", "replay_wall_s",
+VOLATILE = {"worker", "host", "started_at", "run_id", "task_wall_s", "daemon_wall_s", "eval_wall_s", "replay_wall_s",
             "real_time_factor", "step_compute_p50_us", "step_compute_p99_us", "step_compute_p999_us",
             "step_compute_max_us", "step_to_send_p50_us", "step_to_send_p99_us", "max_rss_mb", "deadline_misses",
             "queue_overflows_measurements", "queue_overflows_estimates", "out_dir"}

@@ -170,12 +170,13 @@ class Resume(unittest.TestCase):
             except FileNotFoundError:
                 return 0
 
+        # in a process group of its own, interrupted as a Ctrl-C does: SIGINT to the whole group
         run = subprocess.Popen(fl.fleet_cmd(out, "--workers", "1"), stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True)
+                               stderr=subprocess.STDOUT, text=True, start_new_session=True)
         try:
             fl.wait_for(lambda: journal_rows() >= 3, "three rows in the journal")
             self.assertLess(journal_rows(), 20, "the run ended before it could be interrupted")
-            run.send_signal(signal.SIGINT)
+            os.killpg(run.pid, signal.SIGINT)
             stdout, _ = run.communicate(timeout=fl.PATIENCE_S)
         finally:
             if run.poll() is None:
@@ -188,6 +189,11 @@ class Resume(unittest.TestCase):
         done = {r["drive"] for r in first}
         self.assertTrue(3 <= len(done) < 20, len(done))
         self.assertEqual(len(first), len(done))
+        # a drive's replay was not cut short by the Ctrl-C and then taken for a whole drive
+        for r in first:
+            if r["status"] == "ok":
+                self.assertGreater(r["duration_s"], 3.9, r["drive"])
+        self.assertNotIn("Traceback", stdout)
         stamps = {d: os.stat(os.path.join(out, "drives", d + ".d", "estimates.jsonl")).st_mtime_ns
                   for d in done if os.path.exists(os.path.join(out, "drives", d + ".d", "estimates.jsonl"))}
 
