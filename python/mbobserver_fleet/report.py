@@ -318,11 +318,13 @@ def write_html(out, rows, info, drive_plots=20, mapper=map):
         h.append(f"<h2>{html.escape(cap)}</h2><img src='{html.escape(src)}' alt='{html.escape(cap)}'>")
 
     h.append("<h2>All drives</h2><p>Rows: <a href='drives.csv'>drives.csv</a>, "
-             "<a href='drives.jsonl'>drives.jsonl</a>. A linked name opens the drive's figure (or its summary).</p>")
+             "<a href='drives.jsonl'>drives.jsonl</a>. Worst first; a linked name opens the drive's figure (or its summary).</p>")
     cols = ["status", "duration_s", "frames_received", "bad_log_lines", "valid_fraction", "resets", "deadline_misses",
             "step_compute_p99_us", "rmse_position_m", "rmse_sideslip_deg"]
     h.append("<table><tr><th>drive</th>" + "".join(f"<th>{c}</th>" for c in cols) + "</tr>")
-    for r in rows:
+    # worst first: failed, then the least valid, then the largest sideslip error
+    for r in sorted(rows, key=lambda r: (r["status"] == "ok", _num(r.get("valid_fraction")) or 0.0,
+                                         -(_num(r.get("rmse_sideslip_deg")) or 0.0), r["drive"])):
         cls = " class='failed'" if r["status"] != "ok" else ""
         h.append(f"<tr{cls}><td>{link(r)}</td>" + "".join(f"<td>{_fmt(r.get(c))}</td>" for c in cols) + "</tr>")
     h.append("</table>")
