@@ -19,6 +19,15 @@ function(mbo_install_program target)
   set_property(GLOBAL APPEND PROPERTY MBO_PROGRAMS ${target})
 endfunction()
 
+# A program that is a script (mbobserver-fleet): `file` is its build-tree copy, which the man
+# page and the command-line tests run; its own install() rule puts it in bin/. The further
+# arguments are the sources its --help comes from (the man page is made again when they change).
+function(mbo_script_program name file)
+  set_property(GLOBAL APPEND PROPERTY MBO_SCRIPT_PROGRAMS ${name})
+  set_property(GLOBAL PROPERTY MBO_SCRIPT_FILE_${name} ${file})
+  set_property(GLOBAL PROPERTY MBO_SCRIPT_SOURCES_${name} ${ARGN})
+endfunction()
+
 install(DIRECTORY config/ DESTINATION ${CMAKE_INSTALL_DATADIR}/mbobserver/config)
 install(DIRECTORY scenarios/ DESTINATION ${CMAKE_INSTALL_DATADIR}/mbobserver/scenarios)
 install(FILES docs/estimate.schema.json docs/status.schema.json DESTINATION ${CMAKE_INSTALL_DATADIR}/mbobserver/schemas)

@@ -4,13 +4,19 @@
 #   "install.Setup" installs the build into build/test-install, and the tests check that tree:
 #   programs, man pages, configuration, schemas, scenarios, docs, and the systemd unit.
 get_property(_programs GLOBAL PROPERTY MBO_PROGRAMS)
+get_property(_scripts GLOBAL PROPERTY MBO_SCRIPT_PROGRAMS)
 set(_files)
 foreach(_p IN LISTS _programs)
   list(APPEND _files "$<TARGET_FILE:${_p}>")
 endforeach()
+foreach(_p IN LISTS _scripts)
+  get_property(_file GLOBAL PROPERTY MBO_SCRIPT_FILE_${_p})
+  list(APPEND _files "${_file}")
+endforeach()
 # ':'-separated as PATH is (a ';' would split the definition into several)
 list(JOIN _files ":" _files)
-list(JOIN _programs ":" _names)
+set(_all ${_programs} ${_scripts})
+list(JOIN _all ":" _names)
 add_dependencies(mbo_daemon_tests ${_programs})
 target_compile_definitions(mbo_daemon_tests PRIVATE MBO_PROGRAM_FILES="${_files}"
                                                     MBO_PROJECT_VERSION="${PROJECT_VERSION}")

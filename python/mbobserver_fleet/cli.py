@@ -16,12 +16,12 @@ truth file (NAME.truth.csv or NAME_truth.csv) sits beside the log NAME.log, exit
 error, content hashes. A rerun skips the drives already done with the same binary,
 configuration and log."""
 
-EPILOG = """examples:
+EPILOG = """Examples:
   mbobserver-fleet generate --count 20 --out fleet/
   mbobserver-fleet run fleet/ --config /etc/mbobserver/mbobserver.json --out results/
   mbobserver-fleet run /shared/drives --config /shared/car.json --out /shared/results --scheduler tcp://head:8786
 
-outputs in OUT: drives.csv and drives.jsonl (one row per drive), report.html (+ figures/),
+Outputs in OUT: drives.csv and drives.jsonl (one row per drive), report.html (+ figures/),
 journal.jsonl (every row as it arrived: what a rerun resumes from), run.json, and per drive
 drives/NAME.d/ (estimates.jsonl, summary.json, eval.json, daemon.stderr, plot.png)."""
 
@@ -36,11 +36,26 @@ def _positive(kind):
     return conv
 
 
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    """The conventions of the project's other programs: "Usage: NAME ..."."""
+
+    def add_usage(self, usage, actions, groups, prefix=None):
+        return super().add_usage(usage, actions, groups, "Usage: " if prefix is None else prefix)
+
+
+class _Parser(argparse.ArgumentParser):
+    """Bad usage is one line on stderr naming the program, and exit code 2, as for the
+    project's other programs (include/mbobserver/core/program.hpp)."""
+
+    def error(self, message):
+        self.exit(2, f"mbobserver-fleet: {message} (see {self.prog} --help)\n")
+
+
 def parser(version):
-    p = argparse.ArgumentParser(prog="mbobserver-fleet", description=DESCRIPTION, epilog=EPILOG,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--version", action="version", version=f"mbobserver-fleet {version}")
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    p = _Parser(prog="mbobserver-fleet", description=DESCRIPTION, epilog=EPILOG, formatter_class=_Formatter)
+    p.add_argument("--version", action="version",
+                   version=f"mbobserver-fleet (mbobserver) {version}\nCopyright (c) the mbobserver developers. MIT licence.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
     cores = len(os.sched_getaffinity(0))
 
     r = sub.add_parser("run", help="replay every drive under DRIVES_DIR and write the rows and the report",
@@ -80,7 +95,7 @@ def parser(version):
     r.add_argument("--quiet", action="store_true", help="print nothing but errors")
 
     gen = sub.add_parser("generate", help="make a synthetic fleet with mbobserver-sim (some drives spoilt on purpose)",
-                         description=generate.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+                         description=generate.__doc__, formatter_class=_Formatter)
     gen.add_argument("--count", type=int, required=True, help="number of drives")
     gen.add_argument("--out", required=True, help="folder to write the drives into")
     gen.add_argument("--seed", type=int, default=1, help="seed of the choices and of every drive's noise (default 1)")
@@ -95,6 +110,23 @@ def parser(version):
     rep = sub.add_parser("report", help="write report.html again from OUT/drives.jsonl and OUT/run.json")
     rep.add_argument("out", metavar="OUT", help="the output folder of a run")
     rep.add_argument("--drive-plots", type=int, default=20, metavar="N", help="figures of the N worst drives")
+    # The top-level help lists each command's options too, so that one page (and the man page
+    # help2man makes from it) shows them all.
+    lines = []
+    for name, sp in sub.choices.items():
+        lines.append(f"Options of {name}:")
+        for a in sp._actions:
+            if a.option_strings and "--help" not in a.option_strings:
+                meta = f" {a.metavar or a.dest.upper()}" if a.nargs != 0 else ""
+                text = (a.help or "") % {**vars(a), "prog": sp.prog}  # as argparse expands it
+                lines.append(f"  {', '.join(a.option_strings)}{meta}  {text}")
+        lines.append("")
+    p.epilog = "\n".join(lines) + "\n" + EPILOG
+    p._optionals.title = "Options"
+    p._positionals.title = "Arguments"
+    for sp in sub.choices.values():
+        sp._optionals.title = "Options"
+        sp._positionals.title = "Arguments"
     return p
 
 

@@ -325,3 +325,32 @@ TEST(WheelHallAiding, ACounterThatStopsOnAFreeRollingWheelIsStuckButALockedWheel
   EXPECT_FALSE(braked_stuck);
   EXPECT_EQ(braked_rows, 40);
 }
+
+TEST(GnssAiding, FixesAgreeWithinTheReceiversOwnSigma) {
+  // A single-frequency receiver (GST 1 m) scatters its fixes by metres: they still agree.
+  GnssAiding g(fixed_origin(), *sedan());
+  const double scatter[] = {0.0, 1.6, -1.2, 0.9};  // east offsets of about 1 sigma
+  double t = 1.0;
+  std::optional<models::VehicleStart> pose;
+  for (double e : scatter) {
+    push_fix(g, t, e, 0.0);
+    g.hold(sample(t, Channel::gnss_std_lat, 1.0));
+    g.hold(sample(t, Channel::gnss_std_lon, 1.0));
+    g.hold(sample(t, Channel::gnss_speed, 0.0));
+    pose = g.first_fix_pose(t);
+    t += 0.1;
+  }
+  EXPECT_TRUE(pose.has_value());
+  // with the configured 2 cm the same fixes would never agree
+  auto tight = fixed_origin();
+  tight.use_gst = false;
+  GnssAiding h(tight, *sedan());
+  t = 1.0;
+  for (double e : scatter) {
+    push_fix(h, t, e, 0.0);
+    h.hold(sample(t, Channel::gnss_speed, 0.0));
+    pose = h.first_fix_pose(t);
+    t += 0.1;
+  }
+  EXPECT_FALSE(pose.has_value());
+}

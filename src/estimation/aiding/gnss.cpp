@@ -117,7 +117,12 @@ std::optional<models::VehicleStart> GnssAiding::first_fix_pose(double t) {
       const double dt = lat.t - cand_t_;
       const double de = heading ? v * dt * std::sin(course.value) : 0,
                    dn = heading ? v * dt * std::cos(course.value) : 0;
-      const double sp = cfg_.position_std, sv = cfg_.velocity_std;
+      // the receiver's own sigma (GST) where it gives one, as the rows will use
+      double sp = cfg_.position_std;
+      if (cfg_.use_gst)
+        for (Channel c : {Channel::gnss_std_lat, Channel::gnss_std_lon})
+          if (samples_.peek(c).t >= 0 && samples_.peek(c).value > 0) sp = std::max(sp, samples_.peek(c).value);
+      const double sv = cfg_.velocity_std;
       const double tolerance = cfg_.gate_sigma * std::sqrt(2 * sp * sp + sv * dt * sv * dt) + (heading ? 0.0 : v * dt);
       const bool agree = std::hypot(e - cand_e_ - de, n - cand_n_ - dn) <= tolerance;
       cand_agreed_ = agree ? cand_agreed_ + 1 : 0;
