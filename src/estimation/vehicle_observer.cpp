@@ -115,8 +115,19 @@ void VehicleObserver::reinitialise(double t, std::uint32_t why) {
   wheels_.forget_counts();
 }
 
+void VehicleObserver::resynchronise() {
+  ++counters_.time_jumps;
+  pending_faults_ |= kFaultTimeJump;
+  started_ = false;
+  inputs_.forget_time();
+  gnss_.forget_time();
+  imu_.forget_time();
+  wheels_.forget_time();
+}
+
 const EstimateRecord& VehicleObserver::step(double t) {
-  faults_ = 0;
+  faults_ = pending_faults_;
+  pending_faults_ = 0;
   ++counters_.steps;
   if (!started_) {
     // The first fix places the model at this step's time: nothing to integrate yet.

@@ -451,3 +451,46 @@ TEST(VehicleObserver, TheOpenLoopIsNeverResetByItsGrowingCovariance) {
   EXPECT_EQ(rep["failures"]["resets"].get<int>(), 0);  // the observer's stay bounded by its sensors
   EXPECT_GT(rmse(rep, "model", "x"), 0.05);  // and the open loop still drifts
 }
+
+TEST(VehicleObserver, AJumpOfTheTimeBaseRestartsFromTheFixesOfTheNewTime) {
+  // The bundled drive; after 2 s its log's clock leaps 10 s forward while the data goes on.
+  auto sc = scenario("vehicle_double_lane_change.json", 4);
+  exp::TruthDrive truth(sc, 1);
+  est::VehicleObserver obs(sc.model, sc.observer, sc.dt);
+  obs.start(sc.manoeuvre.start, 0);
+  std::vector<Measurement> meas;
+  const double jump = 10.0;
+  double shift = 0, worst_after = 0;
+  int valid_after = 0, steps_after = 0;
+  bool first_after = false;
+  while (!truth.done()) {
+    meas.clear();
+    truth.advance(meas);
+    if (shift == 0 && truth.t() > 2.0) {
+      shift = jump;
+      obs.resynchronise();
+      first_after = true;
+    }
+    for (auto m : meas) {
+      m.t += shift;
+      obs.push(m);
+    }
+    const auto& r = obs.step(truth.t() + shift);
+    if (first_after) {
+      EXPECT_FALSE(r.valid);
+      EXPECT_NE(r.faults & kFaultTimeJump, 0u);
+      EXPECT_FALSE(obs.started());
+      first_after = false;
+    }
+    if (shift > 0 && truth.t() > 2.5) {  // half a second after the jump
+      ++steps_after;
+      valid_after += r.valid;
+      if (r.validity.position)
+        worst_after =
+            std::max(worst_after, std::hypot(r.x - truth.outputs().position.x(), r.y - truth.outputs().position.y()));
+    }
+  }
+  EXPECT_EQ(obs.counters().time_jumps, 1u);
+  EXPECT_GT(valid_after, 0.95 * steps_after) << "restarted from the fixes of the new time base";
+  EXPECT_LT(worst_after, 0.1);
+}

@@ -54,11 +54,12 @@ enum Fault : std::uint32_t {
   kFaultCorrectionFailed = 1u << 7,  // the kinematic correction did not converge
   kFaultInputImplausible = 1u << 8,  // an input is held at its last plausible value
   kFaultInconsistent = 1u << 9,  // a fused source's innovations disagree with the model
+  kFaultTimeJump = 1u << 10,  // the time base jumped: the observer starts again from the fixes
 };
-inline constexpr std::array<std::string_view, 10> kFaultNames = {
+inline constexpr std::array<std::string_view, 11> kFaultNames = {
     "model_step_failed", "diverged",      "reset",         "gnss_timeout",
     "imu_timeout",       "wheel_timeout", "input_timeout", "correction_failed",
-    "input_implausible", "inconsistent"};
+    "input_implausible", "inconsistent",  "time_jump"};
 
 // Which published outputs may be trusted now.
 struct Validity {

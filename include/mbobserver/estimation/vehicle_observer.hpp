@@ -63,6 +63,7 @@ struct VehicleObserverCounters {
   std::uint64_t samples_stale = 0;  // samples older than the previous step (late)
   std::uint64_t samples_invalid = 0;  // NaN / out of range
   std::uint64_t newton_iterations = 0;  // of the model steps (what a step's time goes with)
+  std::uint64_t time_jumps = 0;  // resynchronisations to a new time base
 };
 
 class VehicleObserver {
@@ -75,6 +76,12 @@ class VehicleObserver {
 
   // A new sample: the newest of each channel is kept until a step uses it.
   void push(const Measurement& m);
+
+  // The time base jumped (a log whose clock leapt forward over a gap): nothing held is of the
+  // new time, and where the car is after the gap is unknown. The observer forgets its samples
+  // and starts again from the fixes that follow, as at the first start; the next record
+  // carries the fault time_jump.
+  void resynchronise();
 
   // Advances the model to t (one step of dt), fuses the samples not newer than t, corrects,
   // and fills the estimate. Before the first GNSS fix (when not started explicitly) the record
@@ -113,7 +120,7 @@ class VehicleObserver {
 
   aiding::MeasurementRows rows_;
   std::vector<UpdateResult> results_;
-  std::uint32_t faults_ = 0;
+  std::uint32_t faults_ = 0, pending_faults_ = 0;
   double t_ = 0;
   EstimateRecord rec_{};
   models::VehicleOutputs out_{};

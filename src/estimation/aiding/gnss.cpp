@@ -216,6 +216,13 @@ double GnssAiding::position_std() const {
   return std::max(e, n);
 }
 
+void GnssAiding::forget_time() {
+  samples_.forget();
+  fix_t_ = -1, cand_t_ = -1, cand_agreed_ = 0;
+  have_course_ = false;
+  for (auto& h : health_) h.sampled(-1);
+}
+
 void GnssAiding::restart() {
   for (auto& h : health_) h.restart_monitor();
   accepted_fixes_ = 0;

@@ -106,6 +106,16 @@ void WheelHallAiding::forget_counts() {
   for (auto& h : unwrap_) h.reset();
 }
 
+void WheelHallAiding::forget_time() {
+  samples_.forget();
+  forget_counts();
+  angle_t_.fill(-1);
+  count_.fill(-1);
+  changed_t_.fill(-1);
+  stuck_.fill(false);
+  health_.sampled(-1);
+}
+
 void WheelHallAiding::update_health(double t) {
   double oldest = std::numeric_limits<double>::infinity();
   for (int w = 0; w < 4; ++w)

@@ -52,6 +52,11 @@ class ChannelSamples {
     return true;
   }
   const Sample& peek(Channel c) const { return s_[slot(c)]; }
+  // After a jump of the time base: the samples held are of another time.
+  void forget() {
+    s_ = {};
+    taken_t_.fill(-1);
+  }
   // Time of the newest sample of c a step has taken; -1: none yet.
   double last_taken(Channel c) const { return taken_t_[slot(c)]; }
 
@@ -110,7 +115,7 @@ class SourceHealth {
   void account(int row, const UpdateResult& u, double t);
   // A sample this source did not fuse because it is implausible (at its limit, stuck).
   void implausible() { ++published_.implausible; }
-  // The newest sample of this kind was taken at t.
+  // The newest sample of this kind was taken at t (-1: none in this time base).
   void sampled(double t) { last_sample_t_ = t; }
   double last_sample_t() const { return last_sample_t_; }
   // End of a step at time t: age, timeout, the filtered test ratio of the step's largest, and

@@ -81,6 +81,9 @@ class GnssAiding {
   void set_monitor(const MonitorConfig& c) {
     for (auto& h : health_) h.set_monitor(c);
   }
+  // After a jump of the time base: what was held, the last fix and the start-up candidates are
+  // of another time (the ENU origin stays).
+  void forget_time();
 
   void update_health(double t);
   const SourceHealth& health(SensorKind kind) const { return health_[index_of(kind)]; }

@@ -57,6 +57,12 @@ class ImuAiding {
   void restart_monitor() {
     for (auto& h : health_) h.restart_monitor();
   }
+  // After a jump of the time base: the samples held are of another time.
+  void forget_time() {
+    samples_.forget();
+    same_since_.fill(-1);
+    for (auto& h : health_) h.sampled(-1);
+  }
   void update_health(double t);
   const SourceHealth& health(SensorKind kind) const { return health_[slot(kind)]; }
   bool timed_out() const { return health_[0].timed_out() || health_[1].timed_out(); }

@@ -43,6 +43,15 @@ class ModelInputs {
   // it comes).
   bool implausible() const;
   std::uint64_t implausible_samples() const { return implausible_; }
+  // After a jump of the time base: the samples held and their times are of another time (the
+  // inputs keep their values until new ones come).
+  void forget_time() {
+    samples_.forget();
+    have_good_.fill(false);
+    holding_.fill(false);
+    taken_t_.fill(-1);
+    last_steer_t_ = last_t_ = -1;
+  }
   models::VehicleInputs& inputs() { return inputs_; }
   const models::VehicleInputs& inputs() const { return inputs_; }
   // At t: no input yet, or an input that has come before has been silent for longer than the

@@ -59,6 +59,8 @@ class WheelHallAiding {
   void forget_counts();
   void set_monitor(const MonitorConfig& c) { health_.set_monitor(c); }
   void restart_monitor() { health_.restart_monitor(); }
+  // After a jump of the time base: the samples held and the counts' history are of another time.
+  void forget_time();
   // Whether wheel w's counter is taken as stuck now.
   bool stuck(int w) const { return stuck_[w]; }
 
