@@ -13,6 +13,7 @@
 #include "mbobserver/core/json_reader.hpp"
 #include "mbobserver/core/program.hpp"
 #include "mbobserver/experiment/error_stats.hpp"
+#include "mbobserver/experiment/vehicle_quantities.hpp"
 
 namespace {
 
@@ -86,52 +87,20 @@ int main(int argc, char** argv) {
       if (i < 0 || i >= static_cast<long>(rows.size()) || std::abs(rows[i][0] - t) > 0.25 * dt) return nullptr;
       return &rows[i];
     };
-    // estimate key -> truth column, angle?
-    struct Q {
-      std::string name;
-      std::vector<std::string> path;
-      int index;
-      std::string truth;
-      bool angle;
-    };
-    std::vector<Q> qs = {{"x", {"state", "x"}, -1, "x", false},
-                         {"y", {"state", "y"}, -1, "y", false},
-                         {"z", {"state", "z"}, -1, "z", false},
-                         {"yaw", {"state", "yaw"}, -1, "yaw", true},
-                         {"pitch", {"state", "pitch"}, -1, "pitch", true},
-                         {"roll", {"state", "roll"}, -1, "roll", true},
-                         {"vx", {"state", "vx"}, -1, "vx", false},
-                         {"vy", {"state", "vy"}, -1, "vy", false},
-                         {"yaw_rate", {"state", "yaw_rate"}, -1, "yaw_rate", false},
-                         {"sideslip_deg", {"virtual", "sideslip_deg"}, -1, "sideslip_deg", false}};
-    const char* W[4] = {"fl", "fr", "rl", "rr"};
-    for (int w = 0; w < 4; ++w) {
-      qs.push_back({std::string("wheel_angle_") + W[w],
-                    {"virtual", "wheel_angle"},
-                    w,
-                    std::string("wheel_angle_") + W[w],
-                    false});
-      qs.push_back({std::string("wheel_speed_") + W[w],
-                    {"virtual", "wheel_speed"},
-                    w,
-                    std::string("wheel_speed_") + W[w],
-                    false});
-      qs.push_back({std::string("tyre_fx_") + W[w], {"virtual", "tyre_fx"}, w, std::string("tyre_fx_") + W[w], false});
-      qs.push_back({std::string("tyre_fy_") + W[w], {"virtual", "tyre_fy"}, w, std::string("tyre_fy_") + W[w], false});
-      qs.push_back({std::string("tyre_fz_") + W[w], {"virtual", "tyre_fz"}, w, std::string("tyre_fz_") + W[w], false});
-      qs.push_back(
-          {std::string("travel_") + W[w], {"virtual", "suspension_travel"}, w, std::string("travel_") + W[w], false});
-    }
-    // A truth file may hold only what was measured (a reference system on a real car gives
-    // position, velocity and sideslip, not tyre forces): quantities without a column are not
-    // scored and are listed as such; only the time is required.
+    // The scored quantities (vehicle_quantities.hpp), each against the truth column of its
+    // name. A truth file may hold only what was measured (a reference system on a real car
+    // gives position, velocity and sideslip, not tyre forces): quantities without a column are
+    // not scored and are listed as such; only the time is required.
     if (!col.count("t") || col["t"] != 0) throw mbo::ConfigError(truth_file + ":1: the first column must be \"t\"");
+    std::vector<const mbo::exp::VehicleQuantity*> qs;
     std::vector<std::string> not_scored;
-    std::erase_if(qs, [&](const Q& q) {
-      if (col.count(q.truth)) return false;
-      not_scored.push_back(q.name);
-      return true;
-    });
+    for (const auto& q : mbo::exp::vehicle_quantities()) {
+      if (!q.scored) continue;
+      if (col.count(q.name))
+        qs.push_back(&q);
+      else
+        not_scored.push_back(q.name);
+    }
     if (qs.empty()) throw mbo::ConfigError(truth_file + ":1: no column of a scored quantity (x, y, yaw, vx, ...)");
     // sideslip is scored above a speed: the "speed" column, else the horizontal velocity
     const int c_speed = col.count("speed") ? col["speed"] : -1;
@@ -173,13 +142,13 @@ int main(int argc, char** argv) {
       if (!tr) continue;
       ++matched;
       for (std::size_t i = 0; i < qs.size(); ++i) {
-        const auto& q = qs[i];
-        if (q.name == "sideslip_deg" && speed_of(*tr) < sideslip_min_speed) continue;
-        const json* v = find_path(e, q.path);
-        if (v && q.index >= 0)
-          v = v->is_array() && static_cast<std::size_t>(q.index) < v->size() ? &(*v)[q.index] : nullptr;
+        const auto& q = *qs[i];
+        if (q.moving_only && speed_of(*tr) < sideslip_min_speed) continue;
+        const json* v = find_path(e, {q.estimate_group, q.estimate_key});
+        if (v && q.wheel >= 0)
+          v = v->is_array() && static_cast<std::size_t>(q.wheel) < v->size() ? &(*v)[q.wheel] : nullptr;
         if (!v || !v->is_number()) continue;  // a record without this output (e.g. not started)
-        const double err = v->get<double>() - (*tr)[col[q.truth]];
+        const double err = v->get<double>() - (*tr)[col[q.name]];
         st[i].add(q.angle ? wrap(err) : err);
       }
     }
@@ -191,8 +160,8 @@ int main(int argc, char** argv) {
     rep["bad_lines"] = bad;
     rep["not_scored"] = not_scored;
     for (std::size_t i = 0; i < qs.size(); ++i) {
-      rep["rmse"]["observer"][qs[i].name] = st[i].rmse();
-      rep["max_abs"]["observer"][qs[i].name] = st[i].max;
+      rep["rmse"]["observer"][qs[i]->name] = st[i].rmse();
+      rep["max_abs"]["observer"][qs[i]->name] = st[i].max;
     }
     std::string text = rep.dump(2);
     std::cout << text << "\n";

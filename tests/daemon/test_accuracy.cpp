@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -37,6 +39,15 @@ TEST(Accuracy, ReplayAgreesWithTheExperimentWithinTenPercent) {
   ASSERT_EQ(exp.code, 0) << exp.err;
   const json reference = read_json(exp_report);
 
+  // One definition of the scored quantities (vehicle_quantities.hpp): the experiment scores
+  // each, the scorer scores each that the simulated truth has a column for, and lists the rest.
+  std::vector<std::string> in_experiment, in_eval;
+  for (const auto& [q, v] : reference["rmse"]["observer"].items()) in_experiment.push_back(q);
+  for (const auto& [q, v] : scored["rmse"]["observer"].items()) in_eval.push_back(q);
+  for (const auto& q : scored["not_scored"]) in_eval.push_back(q.get<std::string>());
+  std::sort(in_eval.begin(), in_eval.end());
+  EXPECT_EQ(in_experiment, in_eval);
+  EXPECT_EQ(scored["not_scored"], json::array({"friction"}));  // an input, not in the truth CSV
   for (const char* q : {"x", "y", "vx", "vy", "yaw_rate", "sideslip_deg"}) {
     const double daemon = scored["rmse"]["observer"][q].get<double>();
     const double experiment = reference["rmse"]["observer"][q].get<double>();
