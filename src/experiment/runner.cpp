@@ -18,6 +18,96 @@ using nlohmann::json;
 
 double diff(double a, double b, bool angle) { return angle ? est::wrap_angle(a - b) : a - b; }
 
+// The scenario's sensors sampling the truth: each at its rate from its start, none during its
+// outages, with Gaussian noise and quantisation (variance noise^2 + quantum^2 / 12).
+class SensorSampler {
+ public:
+  SensorSampler(const Scenario& sc, std::uint64_t seed) : sc_(sc), next_(sc.sensors.size(), 0), rng_(seed) {
+    for (const auto& spec : sc.sensors) on_truth_.push_back(make_sensor(spec, sc.truth));
+  }
+
+  // Appends the samples due at t to `meas`.
+  void sample(double t, SimulatedModel& truth, std::vector<est::ScalarMeasurement>& meas) {
+    truth.ws.x.head(sc_.truth.nq) = truth.s.q;
+    truth.ws.xd.head(sc_.truth.nq) = truth.s.qd;
+    VectorXd xdd = VectorXd::Zero(sc_.truth.nq + sc_.truth.nconst);
+    xdd.head(sc_.truth.nq) = truth.s.qdd;
+    est::MeasureContext tctx{sc_.truth, truth.ws.x, truth.ws.xd, xdd};
+    for (std::size_t i = 0; i < sc_.sensors.size(); ++i) {
+      const auto& spec = sc_.sensors[i];
+      const double due = spec.start + next_[i] / spec.rate_hz;
+      if (t + 1e-9 < due) continue;
+      ++next_[i];
+      bool out = false;
+      for (auto [a, b] : spec.outages) out = out || (t >= a && t < b);
+      if (out) continue;
+      for (int row = 0; row < on_truth_[i]->rows(); ++row) {
+        double v = on_truth_[i]->measure(tctx, row, nullptr) + spec.noise_std * normal_(rng_);
+        if (spec.quantum > 0) v = spec.quantum * std::round(v / spec.quantum);
+        double var = spec.noise_std * spec.noise_std + spec.quantum * spec.quantum / 12;
+        meas.push_back({static_cast<int>(i), row, v, var});
+      }
+    }
+  }
+
+ private:
+  const Scenario& sc_;
+  std::vector<std::shared_ptr<const est::Sensor>> on_truth_;
+  std::vector<long> next_;  // index of each sensor's next sample
+  std::mt19937_64 rng_;
+  std::normal_distribution<double> normal_{0.0, 1.0};
+};
+
+// --trace: per step the quantities (truth, open-loop model, observer), each independent
+// coordinate (truth, observer, its standard deviation if observed) and, errorEKF-FE, the
+// generalised force the model now carries on it (R' Q_correction).
+void write_trace_header(std::ostream& out, const Scenario& sc) {
+  out << "t";
+  for (const auto& q : sc.quantities) out << "," << q.name << "_truth," << q.name << "_model," << q.name << "_observer";
+  for (const auto& zn : z_names(sc.model)) out << "," << zn << "_truth," << zn << "_observer," << zn << "_std";
+  for (const auto& zn : z_names(sc.model)) out << "," << zn << "_force";
+  out << "\n";
+}
+
+void write_trace_row(std::ostream& out, const Scenario& sc, double t, const SimulatedModel& truth,
+                     const SimulatedModel& open, est::MbObserver& obs, const std::vector<int>& observed) {
+  out << t;
+  for (const auto& q : sc.quantities)
+    out << "," << q.eval(sc.truth, truth.s) << "," << q.eval(sc.model, open.s) << "," << q.eval(sc.model, obs.state());
+  VectorXd sd = obs.std_dev();
+  for (std::size_t j = 0; j < sc.model.z.size(); ++j) {
+    auto it = std::find(observed.begin(), observed.end(), static_cast<int>(j));
+    double s = it == observed.end() ? std::nan("") : sd[it - observed.begin()];
+    out << "," << truth.s.q[sc.truth.z[j]] << "," << obs.state().q[sc.model.z[j]] << "," << s;
+  }
+  VectorXd fq(sc.model.nq);
+  mb::apply_Rt(sc.model, obs.workspace(), obs.state().Q_correction, fq);  // kinematics at the corrected state
+  for (std::size_t j = 0; j < sc.model.z.size(); ++j) out << "," << fq[sc.model.z[j]];
+  out << "\n";
+}
+
+// Observability of (F, H) with the sensors' Jacobian rows at the end of the run, and which
+// standard deviations grew instead of shrinking (Sinigaglia 2016 3.3.2, 4.1.2).
+json observability(const Scenario& sc, est::MbObserver& obs, const std::vector<int>& observed, const VectorXd& std0) {
+  const auto zn = z_names(sc.model);
+  const int n = static_cast<int>(observed.size());
+  VectorXd sd = obs.std_dev();
+  json o, grew = json::array();
+  const int N = obs.filter().size();
+  for (int i = 0; i < N; ++i) {
+    const int j = i < 2 * n ? i % n : obs.filter().forced()[i - 2 * n];
+    const std::string base = zn[observed[j]];
+    const std::string name = i < n ? base : i < 2 * n ? base + "_dot" : base + "_acc";
+    o["initial_std"][name] = std0[i];
+    o["final_std"][name] = sd[i];
+    if (sd[i] > std0[i]) grew.push_back(name);
+  }
+  o["covariance_grew"] = grew;
+  o["observable"] = grew.empty() && !sc.sensors.empty();
+  if (sc.sensors.empty()) o["note"] = "no sensors: nothing corrects the model";
+  return o;
+}
+
 }  // namespace
 
 json run_experiment(const Scenario& sc, const RunOptions& opt) {
@@ -28,11 +118,9 @@ json run_experiment(const Scenario& sc, const RunOptions& opt) {
   truth.start();
   open.start();
 
-  std::vector<std::shared_ptr<const est::Sensor>> on_truth, on_model;
-  for (const auto& spec : sc.sensors) {
-    on_truth.push_back(make_sensor(spec, sc.truth));
-    on_model.push_back(make_sensor(spec, sc.model));
-  }
+  SensorSampler sensors(sc, opt.seed);
+  std::vector<std::shared_ptr<const est::Sensor>> on_model;
+  for (const auto& spec : sc.sensors) on_model.push_back(make_sensor(spec, sc.model));
   est::ObserverSettings settings = sc.filter;
   settings.filter.force_error = sc.filter_type == "errorEKF-FE";
   if (settings.filter.force_error && !sc.fe_accel_noise.empty()) settings.filter.accel_noise = sc.fe_accel_noise;
@@ -41,13 +129,8 @@ json run_experiment(const Scenario& sc, const RunOptions& opt) {
   est::MbObserver obs(sc.model, on_model, settings, sc.dt);
   obs.initialize(open.s);
 
-  std::mt19937_64 rng(opt.seed);
-  std::normal_distribution<double> normal(0.0, 1.0);
-  const int n = static_cast<int>(settings.observed.size());
   const long steps = std::lround(sc.duration / sc.dt);
 
-  const std::size_t nz = sc.model.z.size();
-  const auto zn = z_names(sc.model);
   std::vector<std::string> quantity_names, sensor_names;
   for (const auto& q : sc.quantities) quantity_names.push_back(q.name);
   for (const auto& spec : sc.sensors) sensor_names.push_back(spec.name);
@@ -58,7 +141,6 @@ json run_experiment(const Scenario& sc, const RunOptions& opt) {
     for (int r = 0; r < on_model[i]->rows(); ++r)
       innovations[i].push_back(
           &report.innovations(sc.sensors[i].name + (on_model[i]->rows() > 1 ? "[" + std::to_string(r) + "]" : "")));
-  std::vector<long> next_sample(sc.sensors.size(), 0);
   std::vector<double>& obs_us = report.timing("observer_step");
   std::vector<double>& model_us = report.timing("model_step");
   obs_us.reserve(steps);
@@ -70,16 +152,7 @@ json run_experiment(const Scenario& sc, const RunOptions& opt) {
   results.reserve(64);
   const VectorXd std0 = obs.std_dev();
 
-  if (opt.trace) {
-    *opt.trace << "t";
-    for (const auto& q : sc.quantities)
-      *opt.trace << "," << q.name << "_truth," << q.name << "_model," << q.name << "_observer";
-    for (const auto& zn : z_names(sc.model)) *opt.trace << "," << zn << "_truth," << zn << "_observer," << zn << "_std";
-    // errorEKF-FE: the generalised force the model now carries, on each independent
-    // coordinate (R' Q_correction).
-    for (const auto& zn : z_names(sc.model)) *opt.trace << "," << zn << "_force";
-    *opt.trace << "\n";
-  }
+  if (opt.trace) write_trace_header(*opt.trace, sc);
 
   for (long k = 1; k <= steps; ++k) {
     const double t = k * sc.dt;
@@ -96,26 +169,7 @@ json run_experiment(const Scenario& sc, const RunOptions& opt) {
 
     // Sensors sample the truth.
     meas.clear();
-    truth.ws.x.head(sc.truth.nq) = truth.s.q;
-    truth.ws.xd.head(sc.truth.nq) = truth.s.qd;
-    VectorXd xdd = VectorXd::Zero(sc.truth.nq + sc.truth.nconst);
-    xdd.head(sc.truth.nq) = truth.s.qdd;
-    est::MeasureContext tctx{sc.truth, truth.ws.x, truth.ws.xd, xdd};
-    for (std::size_t i = 0; i < sc.sensors.size(); ++i) {
-      const auto& spec = sc.sensors[i];
-      const double due = spec.start + next_sample[i] / spec.rate_hz;
-      if (t + 1e-9 < due) continue;
-      ++next_sample[i];
-      bool out = false;
-      for (auto [a, b] : spec.outages) out = out || (t >= a && t < b);
-      if (out) continue;
-      for (int row = 0; row < on_truth[i]->rows(); ++row) {
-        double v = on_truth[i]->measure(tctx, row, nullptr) + spec.noise_std * normal(rng);
-        if (spec.quantum > 0) v = spec.quantum * std::round(v / spec.quantum);
-        double var = spec.noise_std * spec.noise_std + spec.quantum * spec.quantum / 12;
-        meas.push_back({static_cast<int>(i), row, v, var});
-      }
-    }
+    sensors.sample(t, truth, meas);
 
     auto o0 = std::chrono::steady_clock::now();
     auto rep = obs.step(meas, &results);
@@ -138,22 +192,7 @@ json run_experiment(const Scenario& sc, const RunOptions& opt) {
       }
       report.add_coordinates(truth.s, obs.state(), open.s, obs.filter().covariance());
     }
-    if (opt.trace) {
-      *opt.trace << t;
-      for (const auto& q : sc.quantities)
-        *opt.trace << "," << q.eval(sc.truth, truth.s) << "," << q.eval(sc.model, open.s) << ","
-                   << q.eval(sc.model, obs.state());
-      VectorXd sd = obs.std_dev();
-      for (std::size_t j = 0; j < nz; ++j) {
-        auto it = std::find(settings.observed.begin(), settings.observed.end(), static_cast<int>(j));
-        double s = it == settings.observed.end() ? std::nan("") : sd[it - settings.observed.begin()];
-        *opt.trace << "," << truth.s.q[sc.truth.z[j]] << "," << obs.state().q[sc.model.z[j]] << "," << s;
-      }
-      VectorXd fq(sc.model.nq);
-      mb::apply_Rt(sc.model, obs.workspace(), obs.state().Q_correction, fq);  // kinematics at the corrected state
-      for (std::size_t j = 0; j < nz; ++j) *opt.trace << "," << fq[sc.model.z[j]];
-      *opt.trace << "\n";
-    }
+    if (opt.trace) write_trace_row(*opt.trace, sc, t, truth, open, obs, settings.observed);
   }
 
   json rep = report.write({.scenario = sc.file.filename().string(),
@@ -168,22 +207,7 @@ json run_experiment(const Scenario& sc, const RunOptions& opt) {
                            {"unhealthy_steps", unhealthy},
                            {"open_loop_model_steps", open_failures}});
 
-  // Observability of (F, H) with the sensors' Jacobian rows at the end of the run, and which
-  // standard deviations grew instead of shrinking (Sinigaglia 2016 3.3.2, 4.1.2).
-  VectorXd sd = obs.std_dev();
-  json grew = json::array();
-  const int N = obs.filter().size();
-  for (int i = 0; i < N; ++i) {
-    const int j = i < 2 * n ? i % n : obs.filter().forced()[i - 2 * n];
-    const std::string base = zn[settings.observed[j]];
-    const std::string name = i < n ? base : i < 2 * n ? base + "_dot" : base + "_acc";
-    rep["observability"]["initial_std"][name] = std0[i];
-    rep["observability"]["final_std"][name] = sd[i];
-    if (sd[i] > std0[i]) grew.push_back(name);
-  }
-  rep["observability"]["covariance_grew"] = grew;
-  rep["observability"]["observable"] = grew.empty() && !sc.sensors.empty();
-  if (sc.sensors.empty()) rep["observability"]["note"] = "no sensors: nothing corrects the model";
+  rep["observability"] = observability(sc, obs, settings.observed, std0);
   return rep;
 }
 

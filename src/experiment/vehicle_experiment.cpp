@@ -28,6 +28,57 @@ std::shared_ptr<const models::Vehicle> load_vehicle(const JsonReader& r, double&
   return std::make_shared<const models::Vehicle>(models::build_vehicle(params));
 }
 
+// The horizontal position error of a started observer over time, and the distance driven.
+struct ErrorTrack {
+  std::vector<std::pair<double, double>> err_t;  // (t, horizontal position error)
+  std::vector<double> dist_t;  // distance driven by then
+};
+
+// A GNSS outage from a to b: the error when the fix returns against the distance driven
+// without it, and how long until the error is back within the pre-outage level (issue 6).
+json gnss_outage_report(const ErrorTrack& track, double a, double b) {
+  const auto& err_t = track.err_t;
+  const auto& dist_t = track.dist_t;
+  double pre_sum = 0, at_return = -1, dist_a = -1, dist_b = -1, recovered = -1;
+  long pre_n = 0;
+  for (std::size_t i = 0; i < err_t.size(); ++i) {
+    const double t = err_t[i].first;
+    if (t >= a - 5 && t < a) pre_sum += err_t[i].second * err_t[i].second, ++pre_n;
+    if (dist_a < 0 && t >= a) dist_a = dist_t[i];
+    if (at_return < 0 && t >= b) at_return = err_t[i].second, dist_b = dist_t[i];
+  }
+  const double pre = pre_n ? std::sqrt(pre_sum / pre_n) : 0;
+  // recovered: first time after b from which a 0.5 s moving RMS is back under 2x pre-outage
+  for (std::size_t i = 0; i < err_t.size() && recovered < 0; ++i) {
+    if (err_t[i].first < b) continue;
+    double s = 0;
+    long k = 0;
+    for (std::size_t j = i; j < err_t.size() && err_t[j].first < err_t[i].first + 0.5; ++j)
+      s += err_t[j].second * err_t[j].second, ++k;
+    if (k && std::sqrt(s / k) <= std::max(2 * pre, 0.05)) recovered = err_t[i].first - b;
+  }
+  const double driven = dist_b - dist_a;
+  return {{"from", a},
+          {"to", b},
+          {"distance_m", driven},
+          {"error_at_return_m", at_return},
+          {"error_percent_of_distance", driven > 0 ? 100 * at_return / driven : 0},
+          {"pre_outage_error_rms_m", pre},
+          {"recovery_s", recovered}};
+}
+
+// A GNSS position jump: the largest position error from its start to a second after its end.
+json gnss_jump_report(const ErrorTrack& track, const GnssJump& j, std::uint64_t gnss_position_rejected) {
+  double max_err = 0;
+  for (const auto& [t, err] : track.err_t)
+    if (t >= j.from && t < j.to + 1) max_err = std::max(max_err, err);
+  return {{"from", j.from},
+          {"to", j.to},
+          {"size_m", std::hypot(j.east, j.north)},
+          {"max_position_error_m", max_err},
+          {"gnss_position_rejected", gnss_position_rejected}};
+}
+
 }  // namespace
 
 bool is_vehicle_scenario(const std::filesystem::path& file) {
@@ -111,9 +162,8 @@ json run_vehicle_experiment(const VehicleScenario& sc, const RunOptions& opt) {
   std::vector<Measurement> meas;
   meas.reserve(64);
   // GNSS outage and jump bookkeeping
-  std::vector<std::pair<double, double>> err_t;  // (t, horizontal position error)
+  ErrorTrack track;
   double dist = 0, prev_x = truth.outputs().position.x(), prev_y = truth.outputs().position.y();
-  std::vector<double> dist_t;
   long steps = 0;
   std::uint64_t gnss_position_rejected = 0;
   if (opt.trace) {
@@ -152,9 +202,9 @@ json run_vehicle_experiment(const VehicleScenario& sc, const RunOptions& opt) {
     dist += std::hypot(to.position.x() - prev_x, to.position.y() - prev_y);
     prev_x = to.position.x(), prev_y = to.position.y();
     if (obs.started()) {
-      err_t.emplace_back(
+      track.err_t.emplace_back(
           t, std::hypot(obs.outputs().position.x() - to.position.x(), obs.outputs().position.y() - to.position.y()));
-      dist_t.push_back(dist);
+      track.dist_t.push_back(dist);
     }
     if (t + 1e-12 < sc.metrics_from || !obs.started() || !open.started()) continue;
     const double speed = to.speed;
@@ -197,46 +247,9 @@ json run_vehicle_experiment(const VehicleScenario& sc, const RunOptions& opt) {
     return k.steps ? static_cast<double>(k.newton_iterations) / static_cast<double>(k.steps) : 0.0;
   };
   rep["newton_iterations_mean"] = {{"observer", per_step(c)}, {"model", per_step(open.counters())}};
-  // GNSS outages: the error when the fix returns against the distance driven without it, and
-  // how long until the error is back within the pre-outage level (issue 6).
-  for (auto [a, b] : sc.sensors.outages) {
-    double pre_sum = 0, at_return = -1, dist_a = -1, dist_b = -1, recovered = -1;
-    long pre_n = 0;
-    for (std::size_t i = 0; i < err_t.size(); ++i) {
-      const double t = err_t[i].first;
-      if (t >= a - 5 && t < a) pre_sum += err_t[i].second * err_t[i].second, ++pre_n;
-      if (dist_a < 0 && t >= a) dist_a = dist_t[i];
-      if (at_return < 0 && t >= b) at_return = err_t[i].second, dist_b = dist_t[i];
-    }
-    const double pre = pre_n ? std::sqrt(pre_sum / pre_n) : 0;
-    // recovered: first time after b from which a 0.5 s moving RMS is back under 2x pre-outage
-    for (std::size_t i = 0; i < err_t.size() && recovered < 0; ++i) {
-      if (err_t[i].first < b) continue;
-      double s = 0;
-      long k = 0;
-      for (std::size_t j = i; j < err_t.size() && err_t[j].first < err_t[i].first + 0.5; ++j)
-        s += err_t[j].second * err_t[j].second, ++k;
-      if (k && std::sqrt(s / k) <= std::max(2 * pre, 0.05)) recovered = err_t[i].first - b;
-    }
-    const double driven = dist_b - dist_a;
-    rep["gnss_outages"].push_back({{"from", a},
-                                   {"to", b},
-                                   {"distance_m", driven},
-                                   {"error_at_return_m", at_return},
-                                   {"error_percent_of_distance", driven > 0 ? 100 * at_return / driven : 0},
-                                   {"pre_outage_error_rms_m", pre},
-                                   {"recovery_s", recovered}});
-  }
-  for (const auto& j : sc.sensors.jumps) {
-    double max_err = 0;
-    for (const auto& [t, err] : err_t)
-      if (t >= j.from && t < j.to + 1) max_err = std::max(max_err, err);
-    rep["gnss_jumps"].push_back({{"from", j.from},
-                                 {"to", j.to},
-                                 {"size_m", std::hypot(j.east, j.north)},
-                                 {"max_position_error_m", max_err},
-                                 {"gnss_position_rejected", gnss_position_rejected}});
-  }
+  for (auto [a, b] : sc.sensors.outages) rep["gnss_outages"].push_back(gnss_outage_report(track, a, b));
+  for (const auto& j : sc.sensors.jumps)
+    rep["gnss_jumps"].push_back(gnss_jump_report(track, j, gnss_position_rejected));
   return rep;
 }
 
