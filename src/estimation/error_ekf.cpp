@@ -6,6 +6,12 @@
 #include <unsupported/Eigen/MatrixFunctions>
 
 namespace mbo::est {
+namespace {
+
+// The smallest pivot of I - dt/2 A22 below which the trapezoidal transition is not formed.
+constexpr double kSingularPivot = 1e-6;
+
+}  // namespace
 
 MatrixXd van_loan(const MatrixXd& F, const MatrixXd& GWcGt, double dt) {
   const Eigen::Index n = F.rows();
@@ -19,7 +25,7 @@ MatrixXd van_loan(const MatrixXd& F, const MatrixXd& GWcGt, double dt) {
   return 0.5 * (W + W.transpose());
 }
 
-ErrorEkf::ErrorEkf(int n, const ErrorEkfSettings& s, double dt) : n_(n), settings_(s), dt_(dt) {
+ErrorEkf::ErrorEkf(int n, const ErrorEkfSettings& s, double dt) : settings_(s), dt_(dt) {
   auto& forced = settings_.forced;
   if (!s.force_error) {
     // errorEKF: a force_error block's coordinates and inputs are read but not used
@@ -34,7 +40,9 @@ ErrorEkf::ErrorEkf(int n, const ErrorEkfSettings& s, double dt) : n_(n), setting
       throw std::invalid_argument("force error: coordinates must be distinct observed ones, in order");
   const int m = static_cast<int>(forced.size());
   const int r = static_cast<int>(settings_.input_rate_noise.size());
-  const int N = 2 * n + m + r;
+  layout_ = {n, m, r};
+  const auto& L = layout_;
+  const int N = L.size();
   auto check = [&](const std::vector<double>& v, const char* what, int size) {
     if (static_cast<int>(v.size()) != size)
       throw std::invalid_argument(std::string(what) + ": expected " + std::to_string(size) + " values");
@@ -55,23 +63,23 @@ ErrorEkf::ErrorEkf(int n, const ErrorEkfSettings& s, double dt) : n_(n), setting
   // Continuous model: d/dt [dz, dzd, da] = [dzd, da, w_a], with w on dzd as well.
   MatrixXd Fc = MatrixXd::Zero(N, N), Q = MatrixXd::Zero(N, N);
   for (int i = 0; i < n; ++i) {
-    Fc(i, n + i) = 1;
-    Q(n + i, n + i) = s.accel_noise[i];
+    Fc(L.z(i), L.zd(i)) = 1;
+    Q(L.zd(i), L.zd(i)) = s.accel_noise[i];
   }
   for (int k = 0; k < m; ++k) {
-    Fc(n + forced[k], 2 * n + k) = 1;
-    Q(2 * n + k, 2 * n + k) = s.accel_rate_noise[k];
+    Fc(L.zd(forced[k]), L.accel(k)) = 1;
+    Q(L.accel(k), L.accel(k)) = s.accel_rate_noise[k];
   }
-  for (int k = 0; k < r; ++k) Q(2 * n + m + k, 2 * n + m + k) = s.input_rate_noise[k];
+  for (int k = 0; k < r; ++k) Q(L.input(k), L.input(k)) = s.input_rate_noise[k];
   F_ = (Fc * dt).exp();
   W_ = van_loan(Fc, Q, dt);
   P0_ = MatrixXd::Zero(N, N);
   for (int i = 0; i < n; ++i) {
-    P0_(i, i) = s.initial_std_z[i] * s.initial_std_z[i];
-    P0_(n + i, n + i) = s.initial_std_zd[i] * s.initial_std_zd[i];
+    P0_(L.z(i), L.z(i)) = s.initial_std_z[i] * s.initial_std_z[i];
+    P0_(L.zd(i), L.zd(i)) = s.initial_std_zd[i] * s.initial_std_zd[i];
   }
-  for (int k = 0; k < m; ++k) P0_(2 * n + k, 2 * n + k) = s.initial_std_a[k] * s.initial_std_a[k];
-  for (int k = 0; k < r; ++k) P0_(2 * n + m + k, 2 * n + m + k) = s.initial_std_p[k] * s.initial_std_p[k];
+  for (int k = 0; k < m; ++k) P0_(L.accel(k), L.accel(k)) = s.initial_std_a[k] * s.initial_std_a[k];
+  for (int k = 0; k < r; ++k) P0_(L.input(k), L.input(k)) = s.initial_std_p[k] * s.initial_std_p[k];
   P_ = P0_;
   tmp_ = MatrixXd::Zero(N, N);
   Fj_ = F_;
@@ -84,15 +92,16 @@ ErrorEkf::ErrorEkf(int n, const ErrorEkfSettings& s, double dt) : n_(n), setting
 
 void ErrorEkf::predict(const MatrixXd* A21, const MatrixXd* A22, const MatrixXd* B) {
   e_.setZero();  // eq. (57): the model was corrected, so the predicted error is zero
-  const int p0 = inputs_offset(), r = inputs();
+  const ErrorBlock z = layout_.z(), zd = layout_.zd();
+  const int p0 = layout_.input().offset, r = inputs();
   const bool with_inputs = settings_.force_error && B && r > 0;
   if (settings_.force_error && (A21 || A22 || with_inputs)) {
     // An input error dp accelerates as an acceleration error does: dzdd = B dp.
     auto plain = [&] {
       Fj_ = F_;
       if (with_inputs) {
-        Fj_.block(0, p0, n_, r) = (0.5 * dt_ * dt_) * *B;
-        Fj_.block(n_, p0, n_, r) = dt_ * *B;
+        Fj_.block(z.offset, p0, z.size, r) = (0.5 * dt_ * dt_) * *B;
+        Fj_.block(zd.offset, p0, zd.size, r) = dt_ * *B;
       }
     };
     plain();
@@ -103,22 +112,22 @@ void ErrorEkf::predict(const MatrixXd* A21, const MatrixXd* A22, const MatrixXd*
       // A tyre's slip is a mode far faster than the step (tau = I v / (C r^2), under a
       // millisecond at walking pace): to first order in dt its factor 1 - dt/tau would amplify
       // it; here it is (1 - dt/2tau) / (1 + dt/2tau), as in the model, never above 1 in size.
-      Vrows_ = Fj_.middleRows(n_, n_);
+      Vrows_ = Fj_.middleRows(zd.offset, zd.size);
       Bm_.setIdentity();
       if (A21) {
-        Vrows_.leftCols(n_) += (0.5 * dt_) * *A21;
-        Vrows_.noalias() += (0.5 * dt_ * *A21) * Fj_.topRows(n_);
+        Vrows_.middleCols(z.offset, z.size) += (0.5 * dt_) * *A21;
+        Vrows_.noalias() += (0.5 * dt_ * *A21) * Fj_.middleRows(z.offset, z.size);
       }
       if (A22) {
-        Vrows_.middleCols(n_, n_) += (0.5 * dt_) * *A22;
+        Vrows_.middleCols(zd.offset, zd.size) += (0.5 * dt_) * *A22;
         Bm_ -= (0.5 * dt_) * *A22;
       }
       lu_.compute(Bm_);
       // A mode growing at 2/dt (a tyre far past its force peak at walking pace) makes
       // I - dt/2 A22 singular: that step keeps the transition without the Jacobians.
       const double pivot = lu_.matrixLU().diagonal().cwiseAbs().minCoeff();
-      if (pivot > 1e-6) Fj_.middleRows(n_, n_).noalias() = lu_.solve(Vrows_);
-      if (!(pivot > 1e-6) || !Fj_.allFinite()) plain();
+      if (pivot > kSingularPivot) Fj_.middleRows(zd.offset, zd.size).noalias() = lu_.solve(Vrows_);
+      if (!(pivot > kSingularPivot) || !Fj_.allFinite()) plain();
     }
     tmp_.noalias() = Fj_ * P_;
     P_.noalias() = tmp_ * Fj_.transpose();

@@ -192,11 +192,11 @@ json run_vehicle_experiment(const VehicleScenario& sc, const RunOptions& opt) {
     for (std::size_t i = 0; i < obs.last_measurements().size(); ++i) {
       const auto& m = obs.last_measurements()[i];
       const auto& r = obs.last_results()[i];
-      const auto kind = static_cast<std::size_t>(obs.last_kinds()[i]);
+      const auto kind = static_cast<std::size_t>(est::VehicleObserver::kind_of(m));
       report.count_measurement(kind, r.accepted);
       if (!r.accepted && kind == static_cast<std::size_t>(SensorKind::gnss_position)) ++gnss_position_rejected;
-      report.innovations(std::string(kSensorKindNames[kind]) + "[" + std::to_string(m.row) + "]")
-          .push_back(r.innovation);
+      const int row = est::VehicleObserver::kind_of(m) == SensorKind::wheel_hall ? 0 : m.row;  // TEMP: as before
+      report.innovations(std::string(kSensorKindNames[kind]) + "[" + std::to_string(row) + "]").push_back(r.innovation);
     }
     const auto& to = truth.outputs();
     dist += std::hypot(to.position.x() - prev_x, to.position.y() - prev_y);

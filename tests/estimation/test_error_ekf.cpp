@@ -276,7 +276,7 @@ TEST(ErrorEkf, AnEstimatedInputAcceleratesThroughBAndIsNeverLessKnownThanAtTheSt
   const double dt = 0.01, b = 2.5, sp2 = 0.05 * 0.05;
   ErrorEkf f(1, s, dt);
   ASSERT_EQ(f.size(), 4);
-  ASSERT_EQ(f.inputs_offset(), 3);
+  ASSERT_EQ(f.layout().input().offset, 3);
   Eigen::MatrixXd B(1, 1);
   B << b;
   f.predict(nullptr, nullptr, &B);

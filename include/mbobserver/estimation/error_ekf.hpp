@@ -18,6 +18,8 @@
 
 #include <Eigen/Dense>
 
+#include "mbobserver/estimation/error_state.hpp"
+
 namespace mbo::est {
 
 using Eigen::MatrixXd;
@@ -50,14 +52,15 @@ class ErrorEkf {
  public:
   ErrorEkf(int n, const ErrorEkfSettings& s, double dt);
 
-  int dofs() const { return n_; }
-  int size() const { return static_cast<int>(e_.size()); }
+  int dofs() const { return layout_.observed; }
+  int size() const { return layout_.size(); }
+  // Where each block of the error state lies.
+  const ErrorStateLayout& layout() const { return layout_; }
   bool force_error() const { return settings_.force_error; }
-  // FE: the observed coordinate (0..n-1) of each acceleration-error state 2n + k.
+  // FE: the observed coordinate (0..n-1) of each acceleration-error state layout().accel(k).
   const std::vector<int>& forced() const { return settings_.forced; }
-  // FE: the first of the estimated inputs' states, and how many there are.
-  int inputs_offset() const { return 2 * n_ + static_cast<int>(settings_.forced.size()); }
-  int inputs() const { return static_cast<int>(settings_.input_rate_noise.size()); }
+  // FE: how many model inputs are estimated (the block layout().input()).
+  int inputs() const { return layout_.inputs; }
 
   // P = F P F' + W with the error reset to zero. A21 = dzdd/dz, A22 = dzdd/dzd (n x n) may be
   // given for errorEKF-FE, and B = dzdd/du (n x inputs()) when it estimates inputs.
@@ -80,8 +83,8 @@ class ErrorEkf {
   void reset_covariance();
 
  private:
-  int n_;
   ErrorEkfSettings settings_;
+  ErrorStateLayout layout_;
   double dt_;
   MatrixXd F_, Fj_, W_, P_, P0_, tmp_, Bm_, Vrows_;
   Eigen::PartialPivLU<MatrixXd> lu_;

@@ -11,6 +11,7 @@
 #include "mbobserver/core/json_reader.hpp"
 #include "mbobserver/estimation/error_ekf.hpp"
 #include "mbobserver/estimation/sensor.hpp"
+#include "mbobserver/mb/derivatives.hpp"
 #include "mbobserver/mb/dynamics.hpp"
 #include "mbobserver/mb/model.hpp"
 #include "mbobserver/mb/state.hpp"
@@ -26,11 +27,10 @@ enum class Correction {
 // How errorEKF-FE turns its acceleration error into a generalised force (see correct()).
 enum class ForceCorrection { inertial, coordinates };
 
-// Which terms of dzdd/dz, dzdd/dzd errorEKF-FE differentiates (see model_jacobians()).
-enum class JacobianTerms {
-  all,  // eq. (67) re-evaluated along each perturbation: R, Rdot and Mbar move too
-  forces,  // Mbar and Rdot held at the state; the applied forces Q (and R' Q) differentiated
-};
+// Which terms of dzdd/dz, dzdd/dzd errorEKF-FE differentiates (mb/derivatives.hpp):
+//   all     eq. (67) re-evaluated along each perturbation: R, Rdot and Mbar move too
+//   forces  Mbar and Rdot held at the state; the applied forces Q (and R' Q) differentiated
+using JacobianTerms = mb::DerivativeTerms;
 
 struct ObserverSettings {
   ErrorEkfSettings filter;
@@ -106,6 +106,14 @@ class MbObserver {
   // Gives the covariance of the observed [z, zd] (and FE's a) as diagonal standard deviations.
   VectorXd std_dev() const { return ekf_.covariance().diagonal().cwiseSqrt(); }
   const std::vector<int>& observed() const { return settings_.observed; }
+  // The error state's blocks (the filter's).
+  const ErrorStateLayout& layout() const { return ekf_.layout(); }
+  // Observed coordinate (0..n-1) of the independent coordinate at q slot `slot`; -1: not observed.
+  int observed_index(int slot) const;
+  // Forgets what the filter knew of observed coordinate j: its position and velocity errors and
+  // its acceleration error (FE) back to their initial variance, uncorrelated with the rest (a
+  // coordinate reset from its sensor, as PX4's EKF2 resets a state from its aiding source).
+  void restart_coordinate(int j);
   // FE: the model's Jacobians dzdd/dz, dzdd/dzd (observed x observed) last computed.
   const MatrixXd& jacobian_position() const { return A21_; }
   const MatrixXd& jacobian_velocity() const { return A22_; }
@@ -121,13 +129,7 @@ class MbObserver {
   bool uses_jacobians() const { return ekf_.force_error() && settings_.jacobian_period > 0 && jacobians_trusted_; }
   void correct(ObserverStepReport& r);
   void apply_input_error(int k);
-  void model_jacobians();
   void adopt_jacobians();
-  void force_jacobians_velocity();
-  void force_jacobians_position(int first, int last);
-  void force_jacobian_forces(const VectorXd& q, const VectorXd& qd);
-  void force_jacobian_column(double step, MatrixXd& A, int j);
-  void reduced_acceleration(const VectorXd& q, const VectorXd& qd, VectorXd& zdd);
 
   const mb::Model& m_;
   std::vector<std::shared_ptr<const Sensor>> sensors_;
@@ -136,14 +138,13 @@ class MbObserver {
   mb::Workspace ws_;
   mb::State s_, backup_;
   ErrorEkf ekf_;
+  // FE: dzdd/dz, dzdd/dzd, dzdd/du differenced on the model, and the set the transition uses
+  mb::AccelerationDerivatives derivatives_;
+  MatrixXd A21_, A22_, B_;
   // scratch
-  VectorXd xdd_, H_, hzdd_, dq_, dqd_, zdd0_, zdd1_, qp_, qdp_;
+  VectorXd xdd_, H_, hzdd_, dq_, tmp_q_, qdd_before_;
   Gradients grad_;
-  MatrixXd A21_, A22_, A21n_, A22n_, B_, Bn_, Mbar_, M_, tmp_mq_, Robs_;
   VectorXd input_error_, input_base_;
-  Eigen::LDLT<MatrixXd> mbar_ldlt_;
-  VectorXd rhs_z_, tmp_q_, qdd_before_, Q0_, qd0_, rq0_, q0_, u0_;
-  double t0_ = 0;
   long steps_ = 0;
   bool jacobians_trusted_ = false;  // the first pair has nothing to be compared with
 };

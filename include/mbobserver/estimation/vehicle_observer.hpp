@@ -19,57 +19,20 @@
 #include "mbobserver/core/estimate.hpp"
 #include "mbobserver/core/json_reader.hpp"
 #include "mbobserver/core/measurement.hpp"
+#include "mbobserver/estimation/aiding/gnss.hpp"
+#include "mbobserver/estimation/aiding/imu.hpp"
+#include "mbobserver/estimation/aiding/model_inputs.hpp"
+#include "mbobserver/estimation/aiding/wheel_hall.hpp"
 #include "mbobserver/estimation/observer.hpp"
-#include "mbobserver/estimation/sensors/wheel_hall.hpp"
 #include "mbobserver/models/vehicle.hpp"
 #include "mbobserver/models/vehicle_outputs.hpp"
 
 namespace mbo::est {
 
-struct GnssConfig {
-  Eigen::Vector3d antenna = Eigen::Vector3d::Zero();  // vehicle frame, m
-  double latency_s = 0;
-  double position_std = 0.02, velocity_std = 0.1;  // used when the receiver gives no sigma
-  bool use_position = true, use_velocity = true, use_course = true, use_gst = true;
-  bool use_altitude = true;  // the vertical row of the fix (leave out when z is not observed)
-  bool chassis_only = false;  // Sinigaglia 2016 eq. (89): correct the chassis position only
-  double course_min_speed = 3.0;  // m/s; below it the course says nothing
-  // rad, 1 sigma of the model's sideslip that turns course into heading: added to the course
-  // row's variance (the model's sideslip error is in the heading it gives)
-  double course_sideslip_std = 0.017453292519943295;
-  double timeout_s = 0.5;
-  double gate_sigma = 5;
-  double reset_after_rejection_s = 3;  // continuous rejection this long: reset to the fix
-  bool origin_from_first_fix = true;
-  double lat0 = 0, lon0 = 0, alt0 = 0;
-};
-
-struct ImuConfig {
-  Eigen::Vector3d position = Eigen::Vector3d::Zero();  // vehicle frame, m
-  Eigen::Matrix3d rotation = Eigen::Matrix3d::Identity();  // IMU axes in chassis axes
-  double accel_std = 0.5, gyro_std = 0.0002;
-  bool use_accel = true, use_gyro = true;
-  // Which axes are fused. A row whose Jacobian on the observed coordinates is tiny (the roll
-  // rate when roll is left to the model) would turn its noise into huge corrections of the
-  // coordinates it barely touches: leave such axes out.
-  std::array<bool, 3> gyro_axes{true, true, true}, accel_axes{true, true, true};
-  bool accel_attitude = true;  // false: accelerometers inform accelerations only (FE)
-  double timeout_s = 0.05;
-  double gate_sigma = 5;
-};
-
-struct WheelSensorConfig {
-  int teeth = 40;
-  double angle_std =
-      0.0453;  // rad: one tooth of 40, uniform (2 pi / 40 / sqrt(12)); the reader derives it from `teeth`
-  std::array<std::uint64_t, 4> modulus{65536, 65536, 65536, 65536};
-  bool use = true;
-  double timeout_s = 0.1;
-  double gate_sigma = 5;
-  // A wheel whose counts the gate rejects this long is reset to them (its angle, its speed
-  // from the counts, its covariance): ABS cycles and wheel spin outrun any plant noise.
-  double reset_after_rejection_s = 0.1;
-};
+using aiding::GnssConfig;
+using aiding::ImuConfig;
+using aiding::InputsConfig;
+using aiding::WheelSensorConfig;
 
 struct ValidityConfig {
   double max_position_std = 1.0;  // m
@@ -85,7 +48,7 @@ struct VehicleObserverConfig {
   ImuConfig imu;
   WheelSensorConfig wheels;
   ValidityConfig validity;
-  double input_timeout_s = 0.1;
+  InputsConfig inputs;
 };
 
 // Reads the "observer" section for `vehicle` (observed coordinates by name: x y z yaw pitch
@@ -123,50 +86,32 @@ class VehicleObserver {
   const MbObserver& observer() const { return *obs_; }
   const VehicleObserverCounters& counters() const { return counters_; }
   const models::VehicleOutputs& outputs() const { return out_; }
-  // The scalar measurements of the last step, their sensor kinds and what the filter did.
-  const std::vector<ScalarMeasurement>& last_measurements() const { return meas_; }
-  const std::vector<int>& last_kinds() const { return meas_kind_; }
+  // The scalar measurements of the last step and what the filter did with each; a row's
+  // sensor kind is kind_of(row).
+  const std::vector<ScalarMeasurement>& last_measurements() const { return rows_.rows(); }
   const std::vector<UpdateResult>& last_results() const { return results_; }
+  static SensorKind kind_of(const ScalarMeasurement& m) { return aiding::MeasurementRows::kind(m); }
   // ENU <-> geodetic of the origin in use (valid once started).
-  const GeographicLib::LocalCartesian& geodesy() const { return enu_; }
+  const GeographicLib::LocalCartesian& geodesy() const { return gnss_.geodesy(); }
 
  private:
-  enum SensorId { kGnssPos = 0, kGnssVel, kGnssCourse, kGyro, kAccel, kWheel0 };
-  struct Sample {
-    double t = -1, value = 0;
-    bool fresh = false;
-  };
-  bool take(Channel c, double t, double& value, double& time);
   void gather(double t);
-  void try_start_from_gnss(double t);
+  void account(double t);
   void reinitialise(double t, std::uint32_t why);
   void fill_record(double t);
-  void account(int kind, const UpdateResult& u);
 
   std::shared_ptr<const models::Vehicle> vehicle_;
   VehicleObserverConfig cfg_;
+  // the aiding units, in the order their rows are fused
+  aiding::ModelInputs inputs_;
+  aiding::GnssAiding gnss_;
+  aiding::ImuAiding imu_;
+  aiding::WheelHallAiding wheels_;
   std::unique_ptr<MbObserver> obs_;
-  GeographicLib::LocalCartesian enu_;
-  bool origin_set_ = false, started_ = false, use_accel_ = true;
+  bool started_ = false;
 
-  std::array<Sample, kChannelCount> samples_{};
-  std::array<std::optional<HallUnwrapper>, 4> hall_;
-  std::array<double, 4> wheel_rejected_since_{-1, -1, -1, -1};
-  std::array<double, 4> hall_prev_angle_{}, hall_prev_t_{-1, -1, -1, -1}, hall_rate_{};
-  void reset_wheel(int w);
-  models::VehicleInputs inputs_{};
-  double last_steer_ = 0, last_steer_t_ = -1, last_input_t_ = -1;
-
-  std::vector<ScalarMeasurement> meas_;
-  std::vector<int> meas_kind_;
+  aiding::MeasurementRows rows_;
   std::vector<UpdateResult> results_;
-  std::array<double, kSensorKindCount> last_sample_t_{};
-  std::array<double, kChannelCount> channel_last_t_{};  // time of the last sample taken per channel
-  std::array<double, kSensorKindCount> tr_max_{};
-  double gnss_rejected_since_ = -1, last_fix_e_ = 0, last_fix_n_ = 0, last_fix_u_ = 0, last_fix_t_ = -1;
-  double last_gnss_speed_ = 0, last_gnss_course_ = 0, last_fix_quality_ = 1;
-  double gst_e_ = -1, gst_n_ = -1, gst_u_ = -1;
-  bool have_course_ = false;
   std::uint32_t faults_ = 0;
   double t_ = 0;
   EstimateRecord rec_{};

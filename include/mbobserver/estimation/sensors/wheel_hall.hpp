@@ -4,6 +4,7 @@
 // wrap-around are undone by HallUnwrapper before the measurement reaches the filter.
 #pragma once
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 
@@ -11,17 +12,18 @@
 
 namespace mbo::est {
 
+// One row per wheel (fl, fr, rl, rr): h_w = the spin coordinate of wheel w.
 class WheelHallSensor final : public Sensor {
  public:
-  explicit WheelHallSensor(int spin_slot) : slot_(spin_slot) {}
-  int rows() const override { return 1; }
-  double measure(const MeasureContext& c, int, Gradients* g) const override {
-    if (g) g->dq.add(slot_, 1.0);
-    return c.x[slot_];
+  explicit WheelHallSensor(const std::array<int, 4>& spin_slots) : slots_(spin_slots) {}
+  int rows() const override { return 4; }
+  double measure(const MeasureContext& c, int row, Gradients* g) const override {
+    if (g) g->dq.add(slots_[row], 1.0);
+    return c.x[slots_[row]];
   }
 
  private:
-  int slot_;
+  std::array<int, 4> slots_;
 };
 
 // Turns a wrapping tooth counter into a continuous wheel angle. The model's spin angle is

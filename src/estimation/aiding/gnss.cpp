@@ -1,0 +1,189 @@
+#include "mbobserver/estimation/aiding/gnss.hpp"
+
+#include <cmath>
+
+#include "mbobserver/estimation/sensors/gnss.hpp"
+
+namespace mbo::est::aiding {
+namespace {
+
+// Latitude, longitude and height of one fix carry the same receive time (one sentence or
+// frame); closer than this they are one fix.
+constexpr double kSameFix_s = 1e-6;
+// Below this speed the receiver's course is noise: the velocity rows say the car stands.
+constexpr double kStandstill_mps = 0.2;
+// Without GST the vertical sigma is taken as this many times the horizontal one.
+constexpr double kVerticalStdFactor = 2;
+
+Eigen::Vector3d vec3(const JsonReader& r) {
+  auto v = r.as_numbers(3);
+  return {v[0], v[1], v[2]};
+}
+
+}  // namespace
+
+GnssConfig read_gnss_config(const JsonReader& g, double default_gate) {
+  GnssConfig G;
+  if (auto a = g.find("antenna")) G.antenna = vec3(*a);
+  G.latency_s = g.non_negative("latency_s", 0);
+  G.position_std = g.positive("position_std", G.position_std);
+  G.velocity_std = g.positive("velocity_std", G.velocity_std);
+  G.use_position = g.boolean("use_position", true);
+  G.use_velocity = g.boolean("use_velocity", true);
+  G.use_course = g.boolean("use_course", true);
+  G.use_gst = g.boolean("use_gst", true);
+  G.use_altitude = g.boolean("use_altitude", true);
+  G.chassis_only = g.boolean("chassis_only", false);
+  G.course_min_speed = g.non_negative("course_min_speed", G.course_min_speed);
+  G.course_sideslip_std = g.non_negative("course_sideslip_std", G.course_sideslip_std);
+  G.timeout_s = g.positive("timeout_s", G.timeout_s);
+  G.gate_sigma = g.non_negative("gate_sigma", default_gate);
+  G.reset_after_rejection_s = g.positive("reset_after_rejection_s", G.reset_after_rejection_s);
+  if (auto o = g.find("origin")) {
+    if (o->is_string()) {
+      if (o->as_string() != "first_fix") o->fail("expected \"first_fix\" or {\"lat\", \"lon\", \"alt\"}");
+    } else {
+      G.origin_from_first_fix = false;
+      G.lat0 = o->number_in("lat", -90, 90);
+      G.lon0 = o->number_in("lon", -180, 180);
+      G.alt0 = o->number("alt", 0);
+      o->finish();
+    }
+  }
+  g.finish();
+  return G;
+}
+
+GnssAiding::GnssAiding(const GnssConfig& config, const models::Vehicle& vehicle) : cfg_(config), vehicle_(vehicle) {
+  if (!cfg_.origin_from_first_fix) {
+    enu_.Reset(cfg_.lat0, cfg_.lon0, cfg_.alt0);
+    origin_set_ = true;
+  }
+  for (auto& h : health_) h.set_timeout(cfg_.timeout_s);
+}
+
+void GnssAiding::add_models(SensorModels& models) const {
+  const auto& v = vehicle_;
+  const mb::LinearVec origin{{mb::LinearTerm{v.P0, 1, 0}}};
+  const mb::LinearVec antenna = v.chassis_point(cfg_.antenna);
+  models[index_of(SensorKind::gnss_position)] =
+      std::make_shared<GnssPositionSensor>(antenna, cfg_.chassis_only, origin, cfg_.latency_s);
+  models[index_of(SensorKind::gnss_velocity)] = std::make_shared<GnssVelocitySensor>(antenna);
+  models[index_of(SensorKind::gnss_course)] = std::make_shared<GnssCourseSensor>(antenna, v.yaw);
+}
+
+void GnssAiding::place_chassis(double e, double n, double yaw, models::VehicleStart& st) const {
+  const Eigen::Vector3d arm = vehicle_.chassis_local(cfg_.antenna);
+  st.x = e - (std::cos(yaw) * arm.x() - std::sin(yaw) * arm.y());
+  st.y = n - (std::sin(yaw) * arm.x() + std::cos(yaw) * arm.y());
+}
+
+std::optional<models::VehicleStart> GnssAiding::first_fix_pose(double t) {
+  const auto& lat = samples_.peek(Channel::gnss_lat);
+  const auto& lon = samples_.peek(Channel::gnss_lon);
+  auto usable = [&] { return lat.fresh && lon.fresh && lat.t <= t + kSameInstant_s && fix_quality_ > 0; };
+  if (!usable()) {
+    double q, tq;
+    if (samples_.take(Channel::gnss_fix_quality, t, q, tq)) fix_quality_ = q;
+    if (!usable()) return std::nullopt;
+  }
+  const auto& alt_sample = samples_.peek(Channel::gnss_alt);
+  const double alt = alt_sample.fresh ? alt_sample.value : 0;
+  if (!origin_set_) {
+    enu_.Reset(lat.value, lon.value, alt);
+    origin_set_ = true;
+  }
+  double e, n, u;
+  enu_.Forward(lat.value, lon.value, alt, e, n, u);
+  const auto& speed = samples_.peek(Channel::gnss_speed);
+  const auto& course = samples_.peek(Channel::gnss_course);
+  models::VehicleStart st;
+  st.speed = speed.t >= 0 ? speed.value : 0;
+  st.yaw = (course.t >= 0 && st.speed > cfg_.course_min_speed) ? course_to_heading(course.value) : 0.0;
+  place_chassis(e, n, st.yaw, st);  // the fix is the antenna's
+  return st;
+}
+
+void GnssAiding::pose_from_recent_fix(double t, models::VehicleStart& st) const {
+  if (fix_t_ < 0 || t - fix_t_ >= cfg_.timeout_s) return;
+  if (have_course_ && speed_ > cfg_.course_min_speed) st.yaw = course_to_heading(course_);
+  place_chassis(fix_e_, fix_n_, st.yaw, st);
+  st.speed = speed_;
+}
+
+void GnssAiding::gather(double t, MeasurementRows& rows) {
+  step_position_rejected_ = step_position_accepted_ = false;
+  const double gate = cfg_.gate_sigma;
+  double quality = 1, tq;
+  if (samples_.take(Channel::gnss_fix_quality, t, quality, tq)) fix_quality_ = quality;
+  const auto& slat = samples_.peek(Channel::gnss_lat);
+  const auto& slon = samples_.peek(Channel::gnss_lon);
+  if (slat.fresh && slon.fresh && std::abs(slat.t - slon.t) < kSameFix_s && slat.t <= t + kSameInstant_s) {
+    double lat = 0, lon = 0, tl = 0, tn = 0, alt = 0, ta = 0;
+    samples_.take(Channel::gnss_lat, t, lat, tl);
+    samples_.take(Channel::gnss_lon, t, lon, tn);
+    const bool has_alt = samples_.take(Channel::gnss_alt, t, alt, ta) && std::abs(ta - tl) < kSameFix_s;
+    if (fix_quality_ > 0 && origin_set_) {
+      double e, n, u;
+      enu_.Forward(lat, lon, has_alt ? alt : enu_.HeightOrigin(), e, n, u);
+      fix_e_ = e, fix_n_ = n, fix_t_ = tl;
+      health_[index_of(SensorKind::gnss_position)].sampled(tl);
+      double se = cfg_.position_std, sn = se, su = kVerticalStdFactor * se, x, tx;
+      if (cfg_.use_gst) {
+        if (samples_.take(Channel::gnss_std_lat, t, x, tx)) gst_n_ = x;
+        if (samples_.take(Channel::gnss_std_lon, t, x, tx)) gst_e_ = x;
+        if (samples_.take(Channel::gnss_std_alt, t, x, tx)) gst_u_ = x;
+        if (gst_e_ > 0) se = gst_e_;
+        if (gst_n_ > 0) sn = gst_n_;
+        if (gst_u_ > 0) su = gst_u_;
+      }
+      if (cfg_.use_position) {
+        rows.add(SensorKind::gnss_position, 0, e, se * se, gate);
+        rows.add(SensorKind::gnss_position, 1, n, sn * sn, gate);
+        if (has_alt && cfg_.use_altitude) rows.add(SensorKind::gnss_position, 2, u, su * su, gate);
+      }
+    }
+  }
+  double v = 0, ts = 0;
+  if (samples_.take(Channel::gnss_course, t, v, ts)) course_ = v, have_course_ = true;
+  if (!samples_.take(Channel::gnss_speed, t, v, ts)) return;
+  speed_ = v;
+  health_[index_of(SensorKind::gnss_velocity)].sampled(ts);
+  const double s = v, var = cfg_.velocity_std * cfg_.velocity_std;
+  if (cfg_.use_velocity && (have_course_ || s < kStandstill_mps)) {
+    const bool standing = s < kStandstill_mps;
+    rows.add(SensorKind::gnss_velocity, 0, standing ? 0.0 : s * std::sin(course_), var, gate);
+    rows.add(SensorKind::gnss_velocity, 1, standing ? 0.0 : s * std::cos(course_), var, gate);
+  }
+  if (cfg_.use_course && have_course_ && s > cfg_.course_min_speed) {
+    health_[index_of(SensorKind::gnss_course)].sampled(ts);
+    // heading = course - the model's sideslip: the course's noise plus the sideslip's error
+    const double sideslip_var = cfg_.course_sideslip_std * cfg_.course_sideslip_std;
+    rows.add(SensorKind::gnss_course, 0, course_to_heading(course_), var / (s * s) + sideslip_var, gate);
+  }
+}
+
+void GnssAiding::account(SensorKind kind, const UpdateResult& u) {
+  health_[index_of(kind)].account(u);
+  if (kind != SensorKind::gnss_position) return;
+  step_position_rejected_ |= !u.accepted;
+  step_position_accepted_ |= u.accepted;
+}
+
+bool GnssAiding::rejected_too_long(double t) {
+  if (step_position_accepted_) {
+    rejected_since_ = -1;
+    return false;
+  }
+  if (!step_position_rejected_) return false;
+  if (rejected_since_ < 0) rejected_since_ = t;
+  if (t - rejected_since_ <= cfg_.reset_after_rejection_s) return false;
+  rejected_since_ = -1;
+  return true;
+}
+
+void GnssAiding::update_health(double t) {
+  for (auto& h : health_) h.update(t);
+}
+
+}  // namespace mbo::est::aiding

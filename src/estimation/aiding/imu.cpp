@@ -1,0 +1,113 @@
+#include "mbobserver/estimation/aiding/imu.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "mbobserver/estimation/sensors/imu.hpp"
+
+namespace mbo::est::aiding {
+namespace {
+
+constexpr double kDeg = M_PI / 180;
+
+Eigen::Vector3d vec3(const JsonReader& r) {
+  auto v = r.as_numbers(3);
+  return {v[0], v[1], v[2]};
+}
+
+}  // namespace
+
+ImuConfig read_imu_config(const JsonReader& m, double default_gate) {
+  ImuConfig I;
+  if (auto p = m.find("position")) I.position = vec3(*p);
+  if (auto r = m.find("rotation_deg")) {
+    Eigen::Vector3d rpy = vec3(*r) * kDeg;
+    I.rotation =
+        (Eigen::AngleAxisd(rpy[2], Eigen::Vector3d::UnitZ()) * Eigen::AngleAxisd(rpy[1], Eigen::Vector3d::UnitY()) *
+         Eigen::AngleAxisd(rpy[0], Eigen::Vector3d::UnitX()))
+            .toRotationMatrix();
+  }
+  I.accel_std = m.positive("accel_std", I.accel_std);
+  I.gyro_std = m.positive("gyro_std", I.gyro_std);
+  I.use_accel = m.boolean("use_accel", true);
+  I.accel_attitude = m.boolean("accel_attitude", true);
+  I.use_gyro = m.boolean("use_gyro", true);
+  auto axes = [&](const char* key, std::array<bool, 3>& out) {
+    if (!m.has(key)) return;
+    auto r = m.at(key);
+    std::string a = r.as_string();
+    out = {false, false, false};
+    for (char ch : a) {
+      if (ch < 'x' || ch > 'z') r.fail("expected a combination of x, y and z");
+      out[ch - 'x'] = true;
+    }
+  };
+  axes("gyro_axes", I.gyro_axes);
+  axes("accel_axes", I.accel_axes);
+  I.timeout_s = m.positive("timeout_s", I.timeout_s);
+  I.gate_sigma = m.non_negative("gate_sigma", default_gate);
+  m.finish();
+  return I;
+}
+
+ImuAiding::ImuAiding(const ImuConfig& config, const models::Vehicle& vehicle) : cfg_(config), vehicle_(vehicle) {
+  for (auto& h : health_) h.set_timeout(cfg_.timeout_s);
+}
+
+void ImuAiding::add_models(SensorModels& models) const {
+  const auto& v = vehicle_;
+  const ChassisFrame f{v.u, v.v, v.w};
+  models[index_of(SensorKind::gyroscope)] = std::make_shared<GyroSensor>(f, cfg_.rotation, Eigen::Vector3d::Zero());
+  models[index_of(SensorKind::accelerometer)] = std::make_shared<AccelerometerSensor>(
+      f, v.chassis_point(cfg_.position), cfg_.rotation, v.model.gravity, Eigen::Vector3d::Zero(), cfg_.accel_attitude);
+}
+
+void ImuAiding::use_accelerometers(const std::vector<int>& observed, bool force_error, const std::vector<int>& forced) {
+  const auto& v = vehicle_;
+  // errorEKF has no acceleration state: the accelerometers then inform the attitude only,
+  // through gravity (Sinigaglia 2016 eq. (116)). With pitch and roll left to the model that
+  // leaves them nothing to correct but yaw through the lateral acceleration, which would take
+  // the model's acceleration errors for heading errors: they are used only when they can help.
+  bool pitch_or_roll = false;
+  for (int o : observed) pitch_or_roll = pitch_or_roll || v.model.z[o] == v.pitch || v.model.z[o] == v.roll;
+  // The accelerometers see the chassis: they inform errorEKF-FE only through an acceleration
+  // error of a chassis coordinate (a wheel's torque error leaves their rows empty).
+  bool chassis_forced = false;
+  if (force_error) {
+    for (int k : forced) {
+      const int slot = v.model.z[observed[k]];
+      chassis_forced = chassis_forced || slot == v.x || slot == v.y || slot == v.z || slot == v.yaw ||
+                       slot == v.pitch || slot == v.roll;
+    }
+  }
+  use_accel_ = cfg_.use_accel && (chassis_forced || pitch_or_roll);
+}
+
+void ImuAiding::gather(double t, MeasurementRows& rows) {
+  double v = 0, ts = 0;
+  for (int k = 0; k < 3; ++k) {
+    if (samples_.take(static_cast<Channel>(index_of(Channel::gyro_x) + k), t, v, ts) && cfg_.use_gyro &&
+        cfg_.gyro_axes[k])
+      rows.add(SensorKind::gyroscope, k, v, cfg_.gyro_std * cfg_.gyro_std, cfg_.gate_sigma);
+    if (samples_.take(static_cast<Channel>(index_of(Channel::accel_x) + k), t, v, ts) && use_accel_ &&
+        cfg_.accel_axes[k])
+      rows.add(SensorKind::accelerometer, k, v, cfg_.accel_std * cfg_.accel_std, cfg_.gate_sigma);
+  }
+}
+
+double ImuAiding::oldest(Channel first, const std::array<bool, 3>& axes) const {
+  const bool any = axes[0] || axes[1] || axes[2];
+  double o = std::numeric_limits<double>::infinity();
+  for (int k = 0; k < 3; ++k)
+    if (!any || axes[k]) o = std::min(o, samples_.last_taken(static_cast<Channel>(index_of(first) + k)));
+  return o;
+}
+
+void ImuAiding::update_health(double t) {
+  health_[slot(SensorKind::gyroscope)].sampled(oldest(Channel::gyro_x, cfg_.gyro_axes));
+  health_[slot(SensorKind::accelerometer)].sampled(oldest(Channel::accel_x, cfg_.accel_axes));
+  for (auto& h : health_) h.update(t);
+}
+
+}  // namespace mbo::est::aiding

@@ -1,0 +1,106 @@
+// Reading the "observer" section of the daemon's configuration: the filter here, each aiding
+// source's section in its own unit (aiding/).
+#include <algorithm>
+#include <cmath>
+
+#include "mbobserver/estimation/vehicle_observer.hpp"
+
+namespace mbo::est {
+namespace {
+
+constexpr double kDeg = M_PI / 180;
+
+const std::array<std::string, 4> kWheel = {"fl", "fr", "rl", "rr"};
+
+// Name of each independent coordinate of the vehicle, as the configuration spells it.
+std::vector<std::pair<std::string, int>> vehicle_coordinates(const models::Vehicle& v) {
+  std::vector<std::pair<std::string, int>> out = {{"x", v.x},     {"y", v.y},         {"z", v.z},
+                                                  {"yaw", v.yaw}, {"pitch", v.pitch}, {"roll", v.roll}};
+  for (int w = 0; w < 4; ++w) out.emplace_back("travel_" + kWheel[w], v.wheels[w].travel);
+  for (int w = 0; w < 4; ++w) out.emplace_back("spin_" + kWheel[w], v.wheels[w].spin);
+  return out;
+}
+
+}  // namespace
+
+VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const models::Vehicle& vehicle) {
+  VehicleObserverConfig c;
+  const auto names = vehicle_coordinates(vehicle);
+  auto f = sec.at("filter");
+  c.filter_type = f.choice("type", {"errorEKF", "errorEKF-FE"}, "errorEKF");
+  std::vector<std::string> observed;
+  for (const auto& item : f.at("observe").items()) {
+    std::string n = item.as_string();
+    auto it = std::find_if(names.begin(), names.end(), [&](const auto& p) { return p.first == n; });
+    if (it == names.end())
+      item.fail("\"" + n +
+                "\" is not an independent coordinate of the vehicle (x y z yaw pitch roll travel_fl.. spin_fl..)");
+    auto zi = std::find(vehicle.model.z.begin(), vehicle.model.z.end(), it->second) - vehicle.model.z.begin();
+    if (zi == static_cast<long>(vehicle.model.z.size()))
+      item.fail("\"" + n + "\" is not independent in this vehicle model");
+    c.settings.observed.push_back(static_cast<int>(zi));
+    observed.push_back(n);
+  }
+  auto& fs = c.settings.filter;
+  auto pn = f.at("plant_noise");
+  for (const auto& n : observed) fs.accel_noise.push_back(pn.non_negative(n));
+  pn.finish();
+  auto is = f.at("initial_std");
+  for (const auto& n : observed) fs.initial_std_z.push_back(is.positive(n));
+  for (const auto& n : observed) fs.initial_std_zd.push_back(is.positive(n + "_dot"));
+  is.finish();
+  if (auto fe = f.find("force_error")) {
+    read_forced_coordinates(*fe, observed, fs);
+    read_force_error_settings(*fe, c.settings, 0, JacobianTerms::forces, ForceCorrection::coordinates);
+    if (auto ei = fe->find("estimate_inputs")) {
+      // The road's friction, which the tyres reveal near their force peak (B = dzdd/dmu).
+      for (const auto& name : ei->keys()) {
+        if (name != "mu") ei->fail("\"" + name + "\" is not an input the filter can estimate (mu)");
+        auto in = ei->at(name);
+        c.settings.estimated_inputs.push_back(vehicle.in.mu);
+        fs.input_rate_noise.push_back(in.non_negative("plant_noise"));
+        fs.initial_std_p.push_back(in.positive("initial_std"));
+        c.settings.input_min.push_back(in.positive("min", 0.05));
+        c.settings.input_max.push_back(in.positive("max", 1.5));
+        if (!(c.settings.input_min.back() <= c.settings.input_max.back())) in.fail("\"min\" is above \"max\"");
+        // One friction for all four tyres, starting from theirs.
+        const double front = vehicle.params.axles[0].tyre.mu, rear = vehicle.params.axles[1].tyre.mu;
+        if (front != rear)
+          in.fail("the vehicle's axles have different tyre mu (" + std::to_string(front) + ", " + std::to_string(rear) +
+                  "): one estimated friction would replace both");
+        if (front < c.settings.input_min.back() || front > c.settings.input_max.back())
+          in.fail("the vehicle's tyre mu " + std::to_string(front) + " is outside [min, max]");
+        in.finish();
+      }
+      if (c.settings.jacobian_period == 0)
+        ei->fail("needs force_error.jacobian_period > 0: dzdd/dmu is taken with the model's Jacobians");
+    }
+    fe->finish();
+  } else if (c.filter_type == "errorEKF-FE") {
+    f.fail("errorEKF-FE needs a \"force_error\" block");
+  }
+  fs.gate_sigma = f.non_negative("gate_sigma", 5);
+  fs.max_variance = f.positive("max_variance", 1e8);
+  c.settings.correction =
+      f.choice("correction", {"position_problem", "velocity_approximation"}, "position_problem") == "position_problem"
+          ? Correction::position_problem
+          : Correction::velocity_approximation;
+  f.finish();
+
+  const double gate = c.settings.filter.gate_sigma;
+  if (auto g = sec.find("gnss")) c.gnss = aiding::read_gnss_config(*g, gate);
+  if (auto m = sec.find("imu")) c.imu = aiding::read_imu_config(*m, gate);
+  if (auto w = sec.find("wheels")) c.wheels = aiding::read_wheel_sensor_config(*w, gate);
+  if (auto v = sec.find("validity")) {
+    c.validity.max_position_std = v->positive("max_position_std", c.validity.max_position_std);
+    c.validity.max_yaw_std = v->positive("max_yaw_std_deg", c.validity.max_yaw_std / kDeg) * kDeg;
+    c.validity.max_velocity_std = v->positive("max_velocity_std", c.validity.max_velocity_std);
+    v->finish();
+  }
+  if (auto in = sec.find("inputs")) c.inputs = aiding::read_inputs_config(*in);
+  sec.finish();
+  c.settings.filter.force_error = c.filter_type == "errorEKF-FE";
+  return c;
+}
+
+}  // namespace mbo::est

@@ -1,0 +1,69 @@
+#include "mbobserver/estimation/vehicle_record.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "mbobserver/estimation/vehicle_observer.hpp"
+
+namespace mbo::est {
+namespace {
+
+constexpr double kDeg = M_PI / 180;
+
+}  // namespace
+
+void record_outputs(const models::VehicleOutputs& o, EstimateRecord& r) {
+  r.x = o.position.x(), r.y = o.position.y(), r.z = o.position.z();
+  r.yaw = o.yaw, r.pitch = o.pitch, r.roll = o.roll;
+  r.vx = o.velocity.x(), r.vy = o.velocity.y(), r.vz = o.velocity.z();
+  r.v_long = o.velocity_body.x(), r.v_lat = o.velocity_body.y();
+  r.yaw_rate = o.yaw_rate;
+  r.sideslip_deg = o.sideslip / kDeg;
+  for (int w = 0; w < 4; ++w) {
+    const auto& ow = o.wheel[w];
+    r.tyre_fx[w] = ow.Fx, r.tyre_fy[w] = ow.Fy, r.tyre_fz[w] = ow.Fz;
+    r.slip_ratio[w] = ow.slip_ratio, r.slip_angle_deg[w] = ow.slip_angle / kDeg;
+    r.suspension_travel[w] = ow.travel;
+    r.wheel_angle[w] = ow.spin_angle, r.wheel_speed[w] = ow.spin_rate;
+  }
+}
+
+void record_uncertainty(const ErrorEkf& filter, const ObservedChassis& c, int friction_input,
+                        double min_speed_for_sideslip, EstimateRecord& r) {
+  const auto& P = filter.covariance();
+  const auto& L = filter.layout();
+  auto sd = [&](int i) { return i < 0 ? -1.0 : std::sqrt(std::max(0.0, P(i, i))); };
+  r.std_x = sd(c.x < 0 ? -1 : L.z(c.x));
+  r.std_y = sd(c.y < 0 ? -1 : L.z(c.y));
+  r.std_yaw = sd(c.yaw < 0 ? -1 : L.z(c.yaw));
+  r.std_vx = sd(c.x < 0 ? -1 : L.zd(c.x));
+  r.std_vy = sd(c.y < 0 ? -1 : L.zd(c.y));
+  r.std_friction = friction_input < 0 ? -1.0 : sd(L.input(friction_input));
+  const double speed = std::hypot(r.vx, r.vy);
+  if (c.x >= 0 && c.y >= 0 && c.yaw >= 0 && speed > min_speed_for_sideslip) {
+    const int id[3] = {L.zd(c.x), L.zd(c.y), L.z(c.yaw)};
+    const double J[3] = {-std::sin(r.yaw), std::cos(r.yaw), -r.v_long};
+    double var = 0;
+    for (int a = 0; a < 3; ++a)
+      for (int b = 0; b < 3; ++b) var += J[a] * P(id[a], id[b]) * J[b];
+    r.std_sideslip_deg = std::sqrt(std::max(0.0, var)) / speed / kDeg;
+  } else {
+    r.std_sideslip_deg = -1;
+  }
+}
+
+void record_validity(const ValidityConfig& V, const SourcesLost& lost, EstimateRecord& r) {
+  auto& v = r.validity;
+  v.position = r.std_x >= 0 && r.std_x < V.max_position_std && r.std_y < V.max_position_std;
+  v.heading = r.std_yaw >= 0 && r.std_yaw < V.max_yaw_std;
+  v.velocity = r.std_vx >= 0 && r.std_vx < V.max_velocity_std && r.std_vy < V.max_velocity_std;
+  // A sensor the configuration fuses and that has stopped makes the outputs that lean on it
+  // invalid; the position alone stays valid on its growing uncertainty (dead reckoning).
+  v.attitude = !lost.accelerometers;
+  v.heading = v.heading && !lost.gyro;
+  v.virtual_sensors = v.velocity && v.heading && !lost.wheels && !(r.faults & kFaultInputTimeout);
+  r.valid = !lost.gnss && v.position && v.heading && v.velocity && v.attitude && v.virtual_sensors &&
+            !(r.faults & (kFaultDiverged | kFaultModelStepFailed));
+}
+
+}  // namespace mbo::est
