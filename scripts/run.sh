@@ -41,19 +41,21 @@ for q, unit in [("x", "m"), ("y", "m"), ("vx", "m/s"), ("vy", "m/s"), ("yaw", "r
         print(f"  {q + ' (' + unit + ')':16s} {d[q]:10.4g} {e.get(q, float('nan')):11.4g} {m.get(q, float('nan')):10.4g}")
 worst = max(abs(d[q] - e[q]) / e[q] for q in d if q in e and e[q] > 0)
 print(f"  largest daemon/in-process difference: {100 * worst:.1f} %")
-th, lat = s["throughput"], s["latency_us"]
-print(f"replay: {s['steps']} steps of {1e3 * ex['dt']:.0f} ms in {s['wall_time_s']:.2f} s wall: "
+# summary.json: the final status record (docs/status.schema.json) and the run's section
+run, lat = s["run"], s["latency_us"]
+th = run["throughput"]
+print(f"replay: {s['steps']} steps of {1e3 * ex['dt']:.0f} ms in {run['wall_time_s']:.2f} s wall: "
       f"{th['steps_per_s']:.0f} steps/s, {th['frames_per_s']:.0f} frames/s, {th['real_time_factor']:.1f}x real time")
 for k in ("step_compute", "step_to_send", "frame_to_step"):
     h = lat[k]
-    clock = f" ({lat['frame_to_step_clock']} clock)" if k == "frame_to_step" else ""
+    clock = f" ({run['frame_to_step_clock']} clock)" if k == "frame_to_step" else ""
     print(f"latency {k:13s} p50 {h['p50']:8.1f} us  p99 {h['p99']:8.1f} us  p99.9 {h['p999']:8.1f} us  max {h['max']:8.1f} us{clock}")
 f, q = s["frames"], s["queues"]
-print(f"counters: frames {f['received']} received, {f['decoded']} decoded, {f['unknown_id']} unknown id, "
-      f"{f['rejected_values']} rejected values, {s['bad_log_lines']} bad log lines; "
+print(f"counters: frames {f['received']} received, {f['decoded']} decoded, {f['unknown']} unknown id, "
+      f"{f['rejected']} rejected values, {f['bad_log_lines']} bad log lines; "
       f"queue overflows {q['measurements']['overflows']}+{q['estimates']['overflows']}; "
-      f"deadline misses {s['deadline_misses']}; resets {s['observer']['resets']}; "
-      f"valid {100 * s['observer']['valid_fraction']:.1f} % of steps; max RSS {s['max_rss_mb']:.1f} MB")
+      f"deadline misses {s['deadline_misses']}; resets {s['resets']}; "
+      f"valid {100 * run['valid_fraction']:.1f} % of steps; max RSS {run['max_rss_mb']:.1f} MB")
 print(f"sensors: " + ", ".join(f"{k} {v['fused']} fused/{v['rejected']} rejected" for k, v in s["sensors"].items()))
 PY
 /usr/bin/python3 tools/plot_drive.py "$out/truth.csv" "$out/estimates.jsonl" "$out/plots"

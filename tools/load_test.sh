@@ -78,9 +78,9 @@ import json, sys
 out, seconds = sys.argv[1], float(sys.argv[2])
 s = json.load(open(f"{out}/summary.json"))
 rss = [int(x) for x in open(f"{out}/rss.txt").read().split()]
-f, q, lat = s["frames"], s["queues"], s["latency_us"]
-print(f"frames {f['received']} in {s['wall_time_s']:.1f} s wall ({f['received'] / s['wall_time_s']:.0f}/s): "
-      f"{f['decoded']} decoded, {f['unknown_id']} unknown id, {f['known_unmapped']} known but unmapped")
+f, q, lat, run = s["frames"], s["queues"], s["latency_us"], s["run"]
+print(f"frames {f['received']} in {run['wall_time_s']:.1f} s wall ({f['received'] / run['wall_time_s']:.0f}/s): "
+      f"{f['decoded']} decoded, {f['unknown']} unknown id, {f['known_unmapped']} known but unmapped")
 ep = s["deadline_miss_episodes"]
 print(f"steps {s['steps']}, deadline misses {s['deadline_misses']} in {ep['total']} episodes "
       f"(late wake-up {ep['late_wakeup']}, overrun {ep['overrun']}, waiting for the reader {ep['input_wait']}), "
@@ -93,7 +93,7 @@ for k in ("frame_to_step", "step_compute", "step_to_send"):
 steady = rss[5:] if len(rss) > 10 else rss
 growth = (max(steady) - min(steady)) / 1024 if steady else 0
 print(f"resident memory {min(steady) / 1024:.1f}..{max(steady) / 1024:.1f} MB after 5 s ({len(rss)} samples), "
-      f"growth {growth:.2f} MB; peak {s['max_rss_mb']:.1f} MB")
+      f"growth {growth:.2f} MB; peak {run['max_rss_mb']:.1f} MB")
 bad = []
 if q["measurements"]["overflows"] or q["estimates"]["overflows"]: bad.append("queue overflows")
 if s["deadline_misses"]: bad.append(f"{s['deadline_misses']} deadline misses")
@@ -105,7 +105,7 @@ for p in sorted(glob.glob(f"{out}/platform_*.txt")):
     print(f"probe on CPU {p[len(out) + 10:-4]}: " + open(p).read().strip())
 if s["deadline_misses"]:
     stalls = [float(x) for p in glob.glob(f"{out}/probe_late_*.txt") for x in open(p).read().split()]
-    starts = ep.get("first_at_monotonic_s", [])
+    starts = run["deadline_miss_episodes_first_at_monotonic_s"]
     # an episode's first late step starts once the stall is over, as the probe's late wake-up does
     seen = sum(any(abs(a - b) < 0.010 for b in stalls) for a in starts)
     print(f"  {seen} of the {len(starts)} episodes recorded began within 10 ms of a stall the probe saw too")

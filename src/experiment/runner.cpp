@@ -3,13 +3,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <map>
 #include <random>
 
 #include "mbobserver/estimation/consistency.hpp"
-#include "mbobserver/experiment/error_stats.hpp"
 #include "mbobserver/mb/dynamics.hpp"
 #include "mbobserver/mb/kinematics.hpp"
+#include "report_writer.hpp"
 
 namespace mbo::exp {
 namespace {
@@ -19,10 +18,94 @@ using nlohmann::json;
 
 double diff(double a, double b, bool angle) { return angle ? est::wrap_angle(a - b) : a - b; }
 
-bool is_angle_slot(const mb::Model& m, int slot) {
-  for (const auto& e : m.entities)
-    if (e.kind == mb::EntityKind::scalar && e.slot == slot) return e.scalar_kind == mb::ScalarKind::angle;
-  return false;
+// The scenario's sensors sampling the truth: each at its rate from its start, none during its
+// outages, with Gaussian noise and quantisation (variance noise^2 + quantum^2 / 12).
+class SensorSampler {
+ public:
+  SensorSampler(const Scenario& sc, std::uint64_t seed) : sc_(sc), next_(sc.sensors.size(), 0), rng_(seed) {
+    for (const auto& spec : sc.sensors) on_truth_.push_back(make_sensor(spec, sc.truth));
+  }
+
+  // Appends the samples due at t to `meas`.
+  void sample(double t, SimulatedModel& truth, std::vector<est::ScalarMeasurement>& meas) {
+    truth.ws.x.head(sc_.truth.nq) = truth.s.q;
+    truth.ws.xd.head(sc_.truth.nq) = truth.s.qd;
+    VectorXd xdd = VectorXd::Zero(sc_.truth.nq + sc_.truth.nconst);
+    xdd.head(sc_.truth.nq) = truth.s.qdd;
+    est::MeasureContext tctx{sc_.truth, truth.ws.x, truth.ws.xd, xdd};
+    for (std::size_t i = 0; i < sc_.sensors.size(); ++i) {
+      const auto& spec = sc_.sensors[i];
+      const double due = spec.start + next_[i] / spec.rate_hz;
+      if (t + 1e-9 < due) continue;
+      ++next_[i];
+      bool out = false;
+      for (auto [a, b] : spec.outages) out = out || (t >= a && t < b);
+      if (out) continue;
+      for (int row = 0; row < on_truth_[i]->rows(); ++row) {
+        double v = on_truth_[i]->measure(tctx, row, nullptr) + spec.noise_std * normal_(rng_);
+        if (spec.quantum > 0) v = spec.quantum * std::round(v / spec.quantum);
+        double var = spec.noise_std * spec.noise_std + spec.quantum * spec.quantum / 12;
+        meas.push_back({static_cast<int>(i), row, v, var});
+      }
+    }
+  }
+
+ private:
+  const Scenario& sc_;
+  std::vector<std::shared_ptr<const est::Sensor>> on_truth_;
+  std::vector<long> next_;  // index of each sensor's next sample
+  std::mt19937_64 rng_;
+  std::normal_distribution<double> normal_{0.0, 1.0};
+};
+
+// --trace: per step the quantities (truth, open-loop model, observer), each independent
+// coordinate (truth, observer, its standard deviation if observed) and, errorEKF-FE, the
+// generalised force the model now carries on it (R' Q_correction).
+void write_trace_header(std::ostream& out, const Scenario& sc) {
+  out << "t";
+  for (const auto& q : sc.quantities) out << "," << q.name << "_truth," << q.name << "_model," << q.name << "_observer";
+  for (const auto& zn : z_names(sc.model)) out << "," << zn << "_truth," << zn << "_observer," << zn << "_std";
+  for (const auto& zn : z_names(sc.model)) out << "," << zn << "_force";
+  out << "\n";
+}
+
+void write_trace_row(std::ostream& out, const Scenario& sc, double t, const SimulatedModel& truth,
+                     const SimulatedModel& open, est::MbObserver& obs, const std::vector<int>& observed) {
+  out << t;
+  for (const auto& q : sc.quantities)
+    out << "," << q.eval(sc.truth, truth.s) << "," << q.eval(sc.model, open.s) << "," << q.eval(sc.model, obs.state());
+  VectorXd sd = obs.std_dev();
+  for (std::size_t j = 0; j < sc.model.z.size(); ++j) {
+    auto it = std::find(observed.begin(), observed.end(), static_cast<int>(j));
+    double s = it == observed.end() ? std::nan("") : sd[it - observed.begin()];
+    out << "," << truth.s.q[sc.truth.z[j]] << "," << obs.state().q[sc.model.z[j]] << "," << s;
+  }
+  VectorXd fq(sc.model.nq);
+  mb::apply_Rt(sc.model, obs.workspace(), obs.state().Q_correction, fq);  // kinematics at the corrected state
+  for (std::size_t j = 0; j < sc.model.z.size(); ++j) out << "," << fq[sc.model.z[j]];
+  out << "\n";
+}
+
+// Observability of (F, H) with the sensors' Jacobian rows at the end of the run, and which
+// standard deviations grew instead of shrinking (Sinigaglia 2016 3.3.2, 4.1.2).
+json observability(const Scenario& sc, est::MbObserver& obs, const std::vector<int>& observed, const VectorXd& std0) {
+  const auto zn = z_names(sc.model);
+  const int n = static_cast<int>(observed.size());
+  VectorXd sd = obs.std_dev();
+  json o, grew = json::array();
+  const int N = obs.filter().size();
+  for (int i = 0; i < N; ++i) {
+    const int j = i < 2 * n ? i % n : obs.filter().forced()[i - 2 * n];
+    const std::string base = zn[observed[j]];
+    const std::string name = i < n ? base : i < 2 * n ? base + "_dot" : base + "_acc";
+    o["initial_std"][name] = std0[i];
+    o["final_std"][name] = sd[i];
+    if (sd[i] > std0[i]) grew.push_back(name);
+  }
+  o["covariance_grew"] = grew;
+  o["observable"] = grew.empty() && !sc.sensors.empty();
+  if (sc.sensors.empty()) o["note"] = "no sensors: nothing corrects the model";
+  return o;
 }
 
 }  // namespace
@@ -35,11 +118,9 @@ json run_experiment(const Scenario& sc, const RunOptions& opt) {
   truth.start();
   open.start();
 
-  std::vector<std::shared_ptr<const est::Sensor>> on_truth, on_model;
-  for (const auto& spec : sc.sensors) {
-    on_truth.push_back(make_sensor(spec, sc.truth));
-    on_model.push_back(make_sensor(spec, sc.model));
-  }
+  SensorSampler sensors(sc, opt.seed);
+  std::vector<std::shared_ptr<const est::Sensor>> on_model;
+  for (const auto& spec : sc.sensors) on_model.push_back(make_sensor(spec, sc.model));
   est::ObserverSettings settings = sc.filter;
   settings.filter.force_error = sc.filter_type == "errorEKF-FE";
   if (settings.filter.force_error && !sc.fe_accel_noise.empty()) settings.filter.accel_noise = sc.fe_accel_noise;
@@ -48,40 +129,30 @@ json run_experiment(const Scenario& sc, const RunOptions& opt) {
   est::MbObserver obs(sc.model, on_model, settings, sc.dt);
   obs.initialize(open.s);
 
-  std::mt19937_64 rng(opt.seed);
-  std::normal_distribution<double> normal(0.0, 1.0);
-  const int n = static_cast<int>(settings.observed.size());
   const long steps = std::lround(sc.duration / sc.dt);
 
-  std::vector<ErrorStats> q_obs(sc.quantities.size()), q_open(sc.quantities.size());
-  const std::size_t nz = sc.model.z.size();
-  std::vector<ErrorStats> z_obs(nz), zd_obs(nz), z_open(nz), zd_open(nz);
-  std::vector<std::vector<std::vector<double>>> innovations(sc.sensors.size());
-  std::vector<long> next_sample(sc.sensors.size(), 0), fused(sc.sensors.size(), 0), rejected(sc.sensors.size(), 0);
-  for (std::size_t i = 0; i < sc.sensors.size(); ++i) innovations[i].resize(on_model[i]->rows());
-  std::vector<double> obs_us, model_us;
+  std::vector<std::string> quantity_names, sensor_names;
+  for (const auto& q : sc.quantities) quantity_names.push_back(q.name);
+  for (const auto& spec : sc.sensors) sensor_names.push_back(spec.name);
+  ReportWriter report(quantity_names, sc.truth, sc.model, settings.observed, sensor_names);
+  // each sensor row's innovation sequence, reported as "<sensor>[<row>]" (only "<sensor>" for one row)
+  std::vector<std::vector<std::vector<double>*>> innovations(sc.sensors.size());
+  for (std::size_t i = 0; i < sc.sensors.size(); ++i)
+    for (int r = 0; r < on_model[i]->rows(); ++r)
+      innovations[i].push_back(
+          &report.innovations(sc.sensors[i].name + (on_model[i]->rows() > 1 ? "[" + std::to_string(r) + "]" : "")));
+  std::vector<double>& obs_us = report.timing("observer_step");
+  std::vector<double>& model_us = report.timing("model_step");
   obs_us.reserve(steps);
   model_us.reserve(steps);
-  double nees_sum = 0;
-  long nees_n = 0;
   long model_failures = 0, correction_failures = 0, unhealthy = 0, open_failures = 0;
   std::vector<est::ScalarMeasurement> meas;
   std::vector<est::UpdateResult> results;
   meas.reserve(64);
   results.reserve(64);
-  VectorXd e(2 * n);
   const VectorXd std0 = obs.std_dev();
 
-  if (opt.trace) {
-    *opt.trace << "t";
-    for (const auto& q : sc.quantities)
-      *opt.trace << "," << q.name << "_truth," << q.name << "_model," << q.name << "_observer";
-    for (const auto& zn : z_names(sc.model)) *opt.trace << "," << zn << "_truth," << zn << "_observer," << zn << "_std";
-    // errorEKF-FE: the generalised force the model now carries, on each independent
-    // coordinate (R' Q_correction).
-    for (const auto& zn : z_names(sc.model)) *opt.trace << "," << zn << "_force";
-    *opt.trace << "\n";
-  }
+  if (opt.trace) write_trace_header(*opt.trace, sc);
 
   for (long k = 1; k <= steps; ++k) {
     const double t = k * sc.dt;
@@ -98,26 +169,7 @@ json run_experiment(const Scenario& sc, const RunOptions& opt) {
 
     // Sensors sample the truth.
     meas.clear();
-    truth.ws.x.head(sc.truth.nq) = truth.s.q;
-    truth.ws.xd.head(sc.truth.nq) = truth.s.qd;
-    VectorXd xdd = VectorXd::Zero(sc.truth.nq + sc.truth.nconst);
-    xdd.head(sc.truth.nq) = truth.s.qdd;
-    est::MeasureContext tctx{sc.truth, truth.ws.x, truth.ws.xd, xdd};
-    for (std::size_t i = 0; i < sc.sensors.size(); ++i) {
-      const auto& spec = sc.sensors[i];
-      const double due = spec.start + next_sample[i] / spec.rate_hz;
-      if (t + 1e-9 < due) continue;
-      ++next_sample[i];
-      bool out = false;
-      for (auto [a, b] : spec.outages) out = out || (t >= a && t < b);
-      if (out) continue;
-      for (int row = 0; row < on_truth[i]->rows(); ++row) {
-        double v = on_truth[i]->measure(tctx, row, nullptr) + spec.noise_std * normal(rng);
-        if (spec.quantum > 0) v = spec.quantum * std::round(v / spec.quantum);
-        double var = spec.noise_std * spec.noise_std + spec.quantum * spec.quantum / 12;
-        meas.push_back({static_cast<int>(i), row, v, var});
-      }
-    }
+    sensors.sample(t, truth, meas);
 
     auto o0 = std::chrono::steady_clock::now();
     auto rep = obs.step(meas, &results);
@@ -127,157 +179,36 @@ json run_experiment(const Scenario& sc, const RunOptions& opt) {
     if (!rep.correction_converged) ++correction_failures;
     if (!rep.healthy) ++unhealthy;
     for (std::size_t j = 0; j < meas.size(); ++j) {
-      const auto& r = results[j];
-      if (r.accepted)
-        ++fused[meas[j].sensor];
-      else
-        ++rejected[meas[j].sensor];
-      innovations[meas[j].sensor][meas[j].row].push_back(r.innovation);
+      report.count_measurement(meas[j].sensor, results[j].accepted);
+      innovations[meas[j].sensor][meas[j].row]->push_back(results[j].innovation);
     }
 
     if (t + 1e-12 >= sc.metrics_from) {
       for (std::size_t i = 0; i < sc.quantities.size(); ++i) {
         const auto& q = sc.quantities[i];
         double tv = q.eval(sc.truth, truth.s);
-        q_obs[i].add(diff(q.eval(sc.model, obs.state()), tv, q.angle));
-        q_open[i].add(diff(q.eval(sc.model, open.s), tv, q.angle));
+        report.add_quantity(i, diff(q.eval(sc.model, obs.state()), tv, q.angle),
+                            diff(q.eval(sc.model, open.s), tv, q.angle));
       }
-      for (std::size_t j = 0; j < nz; ++j) {
-        const int zt = sc.truth.z[j], zm = sc.model.z[j];
-        const bool ang = is_angle_slot(sc.model, zm);
-        z_obs[j].add(diff(obs.state().q[zm], truth.s.q[zt], ang));
-        zd_obs[j].add(obs.state().qd[zm] - truth.s.qd[zt]);
-        z_open[j].add(diff(open.s.q[zm], truth.s.q[zt], ang));
-        zd_open[j].add(open.s.qd[zm] - truth.s.qd[zt]);
-      }
-      for (int j = 0; j < n; ++j) {
-        const int zi = settings.observed[j];
-        const int zt = sc.truth.z[zi], zm = sc.model.z[zi];
-        e[j] = diff(truth.s.q[zt], obs.state().q[zm], is_angle_slot(sc.model, zm));
-        e[n + j] = truth.s.qd[zt] - obs.state().qd[zm];
-      }
-      nees_sum += est::nees(e, obs.filter().covariance().topLeftCorner(2 * n, 2 * n));
-      ++nees_n;
+      report.add_coordinates(truth.s, obs.state(), open.s, obs.filter().covariance());
     }
-    if (opt.trace) {
-      *opt.trace << t;
-      for (const auto& q : sc.quantities)
-        *opt.trace << "," << q.eval(sc.truth, truth.s) << "," << q.eval(sc.model, open.s) << ","
-                   << q.eval(sc.model, obs.state());
-      VectorXd sd = obs.std_dev();
-      for (std::size_t j = 0; j < nz; ++j) {
-        auto it = std::find(settings.observed.begin(), settings.observed.end(), static_cast<int>(j));
-        double s = it == settings.observed.end() ? std::nan("") : sd[it - settings.observed.begin()];
-        *opt.trace << "," << truth.s.q[sc.truth.z[j]] << "," << obs.state().q[sc.model.z[j]] << "," << s;
-      }
-      VectorXd fq(sc.model.nq);
-      mb::apply_Rt(sc.model, obs.workspace(), obs.state().Q_correction, fq);  // kinematics at the corrected state
-      for (std::size_t j = 0; j < nz; ++j) *opt.trace << "," << fq[sc.model.z[j]];
-      *opt.trace << "\n";
-    }
+    if (opt.trace) write_trace_row(*opt.trace, sc, t, truth, open, obs, settings.observed);
   }
 
-  json rep;
-  rep["scenario"] = sc.file.filename().string();
-  rep["filter"] = sc.filter_type;
-  rep["seed"] = opt.seed;
-  rep["steps"] = steps;
-  rep["duration"] = sc.duration;
-  rep["dt"] = sc.dt;
-  rep["metrics_from"] = sc.metrics_from;
-  for (std::size_t i = 0; i < sc.quantities.size(); ++i) {
-    const auto& name = sc.quantities[i].name;
-    rep["rmse"]["observer"][name] = q_obs[i].rmse();
-    rep["rmse"]["model"][name] = q_open[i].rmse();
-    rep["max_abs"]["observer"][name] = q_obs[i].max;
-    rep["max_abs"]["model"][name] = q_open[i].max;
-  }
-  auto zn = z_names(sc.model);
-  for (std::size_t j = 0; j < nz; ++j) {
-    rep["dof_rmse"]["observer"]["z"][zn[j]] = z_obs[j].rmse();
-    rep["dof_rmse"]["observer"]["zd"][zn[j]] = zd_obs[j].rmse();
-    rep["dof_rmse"]["model"]["z"][zn[j]] = z_open[j].rmse();
-    rep["dof_rmse"]["model"]["zd"][zn[j]] = zd_open[j].rmse();
-  }
-  auto interval = est::nees_interval(2 * n, nees_n);
-  double nees_mean = nees_n ? nees_sum / nees_n : 0;
-  rep["consistency"]["nees_mean"] = nees_mean;
-  rep["consistency"]["nees_dof"] = 2 * n;
-  rep["consistency"]["nees_interval_95"] = {interval.first, interval.second};
-  rep["consistency"]["nees_consistent"] = nees_mean >= interval.first && nees_mean <= interval.second;
-  json white = json::object();
-  for (std::size_t i = 0; i < sc.sensors.size(); ++i) {
-    for (std::size_t r = 0; r < innovations[i].size(); ++r) {
-      auto w = est::whiteness_test(innovations[i][r]);
-      std::string key = sc.sensors[i].name + (innovations[i].size() > 1 ? "[" + std::to_string(r) + "]" : "");
-      white[key] = {{"samples", w.samples}, {"max_deviation", w.max_deviation}, {"bound", w.bound}, {"white", w.white}};
-    }
-    rep["sensors"][sc.sensors[i].name] = {{"fused", fused[i]}, {"rejected", rejected[i]}};
-  }
-  rep["consistency"]["innovation_whiteness"] = white;
+  json rep = report.write({.scenario = sc.file.filename().string(),
+                           .filter = sc.filter_type,
+                           .seed = opt.seed,
+                           .steps = steps,
+                           .duration = sc.duration,
+                           .dt = sc.dt,
+                           .metrics_from = sc.metrics_from},
+                          {{"observer_model_steps", model_failures},
+                           {"corrections", correction_failures},
+                           {"unhealthy_steps", unhealthy},
+                           {"open_loop_model_steps", open_failures}});
 
-  // Observability of (F, H) with the sensors' Jacobian rows at the end of the run, and which
-  // standard deviations grew instead of shrinking (Sinigaglia 2016 3.3.2, 4.1.2).
-  VectorXd sd = obs.std_dev();
-  json grew = json::array();
-  const int N = obs.filter().size();
-  for (int i = 0; i < N; ++i) {
-    const int j = i < 2 * n ? i % n : obs.filter().forced()[i - 2 * n];
-    const std::string base = zn[settings.observed[j]];
-    const std::string name = i < n ? base : i < 2 * n ? base + "_dot" : base + "_acc";
-    rep["observability"]["initial_std"][name] = std0[i];
-    rep["observability"]["final_std"][name] = sd[i];
-    if (sd[i] > std0[i]) grew.push_back(name);
-  }
-  rep["observability"]["covariance_grew"] = grew;
-  rep["observability"]["observable"] = grew.empty() && !sc.sensors.empty();
-  if (sc.sensors.empty()) rep["observability"]["note"] = "no sensors: nothing corrects the model";
-
-  rep["timing_us"]["observer_step"] = percentiles(obs_us);
-  rep["timing_us"]["model_step"] = percentiles(model_us);
-  rep["failures"] = {{"observer_model_steps", model_failures},
-                     {"corrections", correction_failures},
-                     {"unhealthy_steps", unhealthy},
-                     {"open_loop_model_steps", open_failures}};
+  rep["observability"] = observability(sc, obs, settings.observed, std0);
   return rep;
-}
-
-namespace {
-
-void fold(const json& v, json& mean, json& mn, json& mx, std::size_t count, std::size_t idx) {
-  if (v.is_object()) {
-    for (auto it = v.begin(); it != v.end(); ++it) {
-      fold(it.value(), mean[it.key()], mn[it.key()], mx[it.key()], count, idx);
-    }
-  } else if (v.is_number()) {
-    double x = v.get<double>();
-    mean = (idx == 0 ? 0.0 : mean.get<double>()) + x / count;
-    mn = idx == 0 ? x : std::min(mn.get<double>(), x);
-    mx = idx == 0 ? x : std::max(mx.get<double>(), x);
-  } else if (v.is_boolean()) {
-    bool b = v.get<bool>();
-    mean = idx == 0 ? b : (mean.get<bool>() && b);
-    mn = mean;
-    mx = idx == 0 ? b : (mx.get<bool>() || b);
-  } else if (idx == 0) {
-    mean = v;
-    mn = v;
-    mx = v;
-  }
-}
-
-}  // namespace
-
-json aggregate_reports(const std::vector<json>& runs) {
-  json mean, mn, mx;
-  for (std::size_t i = 0; i < runs.size(); ++i) fold(runs[i], mean, mn, mx, runs.size(), i);
-  mean["runs"] = runs.size();
-  mean.erase("seed");
-  mn.erase("seed");
-  mx.erase("seed");
-  mean["min"] = mn;
-  mean["max"] = mx;
-  return mean;
 }
 
 }  // namespace mbo::exp

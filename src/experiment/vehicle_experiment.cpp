@@ -7,15 +7,14 @@
 #include <map>
 
 #include "mbobserver/estimation/consistency.hpp"
-#include "mbobserver/experiment/error_stats.hpp"
+#include "mbobserver/experiment/vehicle_quantities.hpp"
 #include "mbobserver/models/vehicle_params.hpp"
+#include "report_writer.hpp"
 
 namespace mbo::exp {
 namespace {
 
 using nlohmann::json;
-constexpr double kDeg = M_PI / 180;
-const char* kW[4] = {"fl", "fr", "rl", "rr"};
 
 // The vehicle file, with the friction coefficient of every tyre replaced when "mu" is given
 // (Sinigaglia 2016 5.1: the truth and the model differ by their tyre friction).
@@ -29,46 +28,55 @@ std::shared_ptr<const models::Vehicle> load_vehicle(const JsonReader& r, double&
   return std::make_shared<const models::Vehicle>(models::build_vehicle(params));
 }
 
-// The quantities scored for a vehicle (docs/interfaces.md "Report"), from a model state and its
-// outputs. `speed_gate`: sideslip is only defined while moving.
-struct Named {
-  std::string name;
-  bool angle;
-  double (*get)(const models::Vehicle&, const mb::State&, const models::VehicleOutputs&, int);
-  int wheel;
+// The horizontal position error of a started observer over time, and the distance driven.
+struct ErrorTrack {
+  std::vector<std::pair<double, double>> err_t;  // (t, horizontal position error)
+  std::vector<double> dist_t;  // distance driven by then
 };
 
-std::vector<Named> quantities() {
-  std::vector<Named> q = {
-      {"x", false, [](auto&, auto&, auto& o, int) { return o.position.x(); }, 0},
-      {"y", false, [](auto&, auto&, auto& o, int) { return o.position.y(); }, 0},
-      {"z", false, [](auto&, auto&, auto& o, int) { return o.position.z(); }, 0},
-      {"yaw", true, [](auto&, auto&, auto& o, int) { return o.yaw; }, 0},
-      {"pitch", true, [](auto&, auto&, auto& o, int) { return o.pitch; }, 0},
-      {"roll", true, [](auto&, auto&, auto& o, int) { return o.roll; }, 0},
-      {"vx", false, [](auto&, auto&, auto& o, int) { return o.velocity.x(); }, 0},
-      {"vy", false, [](auto&, auto&, auto& o, int) { return o.velocity.y(); }, 0},
-      {"yaw_rate", false, [](auto&, auto&, auto& o, int) { return o.yaw_rate; }, 0},
-      {"sideslip_deg", false, [](auto&, auto&, auto& o, int) { return o.sideslip / kDeg; }, 0},
-      // The road friction the tyres compute with: an input, 0 meaning the tyres' own.
-      {"friction", false,
-       [](auto& v, auto& st, auto&, int) {
-         const double u = st.u[v.in.mu];
-         return u > 0 ? u : v.params.axles[0].tyre.mu;
-       },
-       0},
-  };
-  for (int w = 0; w < 4; ++w) {
-    std::string s = kW[w];
-    q.push_back({"wheel_angle_" + s, false, [](auto& v, auto& st, auto&, int i) { return st.q[v.wheels[i].spin]; }, w});
-    q.push_back(
-        {"wheel_speed_" + s, false, [](auto& v, auto& st, auto&, int i) { return st.qd[v.wheels[i].spin]; }, w});
-    q.push_back({"tyre_fx_" + s, false, [](auto&, auto&, auto& o, int i) { return o.wheel[i].Fx; }, w});
-    q.push_back({"tyre_fy_" + s, false, [](auto&, auto&, auto& o, int i) { return o.wheel[i].Fy; }, w});
-    q.push_back({"tyre_fz_" + s, false, [](auto&, auto&, auto& o, int i) { return o.wheel[i].Fz; }, w});
-    q.push_back({"travel_" + s, false, [](auto&, auto&, auto& o, int i) { return o.wheel[i].travel; }, w});
+// A GNSS outage from a to b: the error when the fix returns against the distance driven
+// without it, and how long until the error is back within the pre-outage level (issue 6).
+json gnss_outage_report(const ErrorTrack& track, double a, double b) {
+  const auto& err_t = track.err_t;
+  const auto& dist_t = track.dist_t;
+  double pre_sum = 0, at_return = -1, dist_a = -1, dist_b = -1, recovered = -1;
+  long pre_n = 0;
+  for (std::size_t i = 0; i < err_t.size(); ++i) {
+    const double t = err_t[i].first;
+    if (t >= a - 5 && t < a) pre_sum += err_t[i].second * err_t[i].second, ++pre_n;
+    if (dist_a < 0 && t >= a) dist_a = dist_t[i];
+    if (at_return < 0 && t >= b) at_return = err_t[i].second, dist_b = dist_t[i];
   }
-  return q;
+  const double pre = pre_n ? std::sqrt(pre_sum / pre_n) : 0;
+  // recovered: first time after b from which a 0.5 s moving RMS is back under 2x pre-outage
+  for (std::size_t i = 0; i < err_t.size() && recovered < 0; ++i) {
+    if (err_t[i].first < b) continue;
+    double s = 0;
+    long k = 0;
+    for (std::size_t j = i; j < err_t.size() && err_t[j].first < err_t[i].first + 0.5; ++j)
+      s += err_t[j].second * err_t[j].second, ++k;
+    if (k && std::sqrt(s / k) <= std::max(2 * pre, 0.05)) recovered = err_t[i].first - b;
+  }
+  const double driven = dist_b - dist_a;
+  return {{"from", a},
+          {"to", b},
+          {"distance_m", driven},
+          {"error_at_return_m", at_return},
+          {"error_percent_of_distance", driven > 0 ? 100 * at_return / driven : 0},
+          {"pre_outage_error_rms_m", pre},
+          {"recovery_s", recovered}};
+}
+
+// A GNSS position jump: the largest position error from its start to a second after its end.
+json gnss_jump_report(const ErrorTrack& track, const GnssJump& j, std::uint64_t gnss_position_rejected) {
+  double max_err = 0;
+  for (const auto& [t, err] : track.err_t)
+    if (t >= j.from && t < j.to + 1) max_err = std::max(max_err, err);
+  return {{"from", j.from},
+          {"to", j.to},
+          {"size_m", std::hypot(j.east, j.north)},
+          {"max_position_error_m", max_err},
+          {"gnss_position_rejected", gnss_position_rejected}};
 }
 
 }  // namespace
@@ -141,33 +149,27 @@ json run_vehicle_experiment(const VehicleScenario& sc, const RunOptions& opt) {
     obs.start(start, 0);
     open.start(start, 0);
   }
-  const auto q = quantities();
-  std::vector<ErrorStats> st_obs(q.size()), st_open(q.size());
-  const auto& zm = sc.model->model.z;
-  std::vector<ErrorStats> z_obs(zm.size()), zd_obs(zm.size()), z_open(zm.size()), zd_open(zm.size());
-  std::map<std::string, std::vector<double>> innov;
-  std::array<std::uint64_t, kSensorKindCount> fused{}, rejected{};
-  std::vector<double> obs_us, open_us;
-  double nees_sum = 0;
-  long nees_n = 0;
+  // The scored quantities (vehicle_quantities.hpp), and the report they go to.
+  std::vector<const VehicleQuantity*> q;
+  std::vector<std::string> names, kinds;
+  for (const auto& vq : vehicle_quantities())
+    if (vq.scored) q.push_back(&vq), names.push_back(vq.name);
+  for (auto kind : kSensorKindNames) kinds.emplace_back(kind);
+  const auto& observed = sc.observer.settings.observed;
+  ReportWriter report(names, sc.truth->model, sc.model->model, observed, kinds);
+  std::vector<double>& obs_us = report.timing("observer_step");
+  std::vector<double>& open_us = report.timing("open_loop_model_step");
   std::vector<Measurement> meas;
   meas.reserve(64);
-  const auto& observed = sc.observer.settings.observed;
-  const int n = static_cast<int>(observed.size());
-  Eigen::VectorXd e(2 * n);
   // GNSS outage and jump bookkeeping
-  std::vector<std::pair<double, double>> err_t;  // (t, horizontal position error)
+  ErrorTrack track;
   double dist = 0, prev_x = truth.outputs().position.x(), prev_y = truth.outputs().position.y();
-  std::vector<double> dist_t;
   long steps = 0;
-  bool zangle[64] = {};
-  for (std::size_t j = 0; j < zm.size() && j < 64; ++j)
-    for (const auto& en : sc.model->model.entities)
-      if (en.kind == mb::EntityKind::scalar && en.slot == zm[j]) zangle[j] = en.scalar_kind == mb::ScalarKind::angle;
+  std::uint64_t gnss_position_rejected = 0;
   if (opt.trace) {
     *opt.trace << "t";
-    for (const auto& qq : q)
-      *opt.trace << "," << qq.name << "_truth," << qq.name << "_model," << qq.name << "_observer";
+    for (const auto* qq : q)
+      *opt.trace << "," << qq->name << "_truth," << qq->name << "_model," << qq->name << "_observer";
     *opt.trace << ",valid,std_x,std_y,std_yaw,std_vx,std_vy,std_sideslip_deg\n";
   }
 
@@ -191,149 +193,63 @@ json run_vehicle_experiment(const VehicleScenario& sc, const RunOptions& opt) {
       const auto& m = obs.last_measurements()[i];
       const auto& r = obs.last_results()[i];
       const auto kind = static_cast<std::size_t>(est::VehicleObserver::kind_of(m));
-      (r.accepted ? fused : rejected)[kind]++;
+      report.count_measurement(kind, r.accepted);
+      if (!r.accepted && kind == static_cast<std::size_t>(SensorKind::gnss_position)) ++gnss_position_rejected;
       const int row = est::VehicleObserver::kind_of(m) == SensorKind::wheel_hall ? 0 : m.row;  // TEMP: as before
-      innov[std::string(kSensorKindNames[kind]) + "[" + std::to_string(row) + "]"].push_back(r.innovation);
+      report.innovations(std::string(kSensorKindNames[kind]) + "[" + std::to_string(row) + "]").push_back(r.innovation);
     }
     const auto& to = truth.outputs();
     dist += std::hypot(to.position.x() - prev_x, to.position.y() - prev_y);
     prev_x = to.position.x(), prev_y = to.position.y();
     if (obs.started()) {
-      err_t.emplace_back(
+      track.err_t.emplace_back(
           t, std::hypot(obs.outputs().position.x() - to.position.x(), obs.outputs().position.y() - to.position.y()));
-      dist_t.push_back(dist);
+      track.dist_t.push_back(dist);
     }
     if (t + 1e-12 < sc.metrics_from || !obs.started() || !open.started()) continue;
     const double speed = to.speed;
     for (std::size_t i = 0; i < q.size(); ++i) {
-      if (q[i].name == "sideslip_deg" && speed < sc.sideslip_min_speed) continue;
-      double tv = q[i].get(*sc.truth, truth.state(), to, q[i].wheel);
-      double ov = q[i].get(*sc.model, obs.state(), obs.outputs(), q[i].wheel);
-      double mv = q[i].get(*sc.model, open.state(), open.outputs(), q[i].wheel);
-      st_obs[i].add(q[i].angle ? est::wrap_angle(ov - tv) : ov - tv);
-      st_open[i].add(q[i].angle ? est::wrap_angle(mv - tv) : mv - tv);
+      if (q[i]->moving_only && speed < sc.sideslip_min_speed) continue;
+      const double tv = q[i]->value(*sc.truth, truth.state(), to);
+      const double ov = q[i]->value(*sc.model, obs.state(), obs.outputs());
+      const double mv = q[i]->value(*sc.model, open.state(), open.outputs());
+      report.add_quantity(i, q[i]->angle ? est::wrap_angle(ov - tv) : ov - tv,
+                          q[i]->angle ? est::wrap_angle(mv - tv) : mv - tv);
     }
-    for (std::size_t j = 0; j < zm.size(); ++j) {
-      auto d = [&](double a, double b) { return zangle[j] ? est::wrap_angle(a - b) : a - b; };
-      z_obs[j].add(d(obs.state().q[zm[j]], truth.state().q[zm[j]]));
-      zd_obs[j].add(obs.state().qd[zm[j]] - truth.state().qd[zm[j]]);
-      z_open[j].add(d(open.state().q[zm[j]], truth.state().q[zm[j]]));
-      zd_open[j].add(open.state().qd[zm[j]] - truth.state().qd[zm[j]]);
-    }
-    for (int j = 0; j < n; ++j) {
-      const int zi = zm[observed[j]];
-      e[j] = zangle[observed[j]] ? est::wrap_angle(truth.state().q[zi] - obs.state().q[zi])
-                                 : truth.state().q[zi] - obs.state().q[zi];
-      e[n + j] = truth.state().qd[zi] - obs.state().qd[zi];
-    }
-    nees_sum += est::nees(e, obs.observer().filter().covariance().topLeftCorner(2 * n, 2 * n));
-    ++nees_n;
+    report.add_coordinates(truth.state(), obs.state(), open.state(), obs.observer().filter().covariance());
     if (opt.trace) {
       *opt.trace << t;
-      for (std::size_t i = 0; i < q.size(); ++i)
-        *opt.trace << "," << q[i].get(*sc.truth, truth.state(), to, q[i].wheel) << ","
-                   << q[i].get(*sc.model, open.state(), open.outputs(), q[i].wheel) << ","
-                   << q[i].get(*sc.model, obs.state(), obs.outputs(), q[i].wheel);
+      for (const auto* qq : q)
+        *opt.trace << "," << qq->value(*sc.truth, truth.state(), to) << ","
+                   << qq->value(*sc.model, open.state(), open.outputs()) << ","
+                   << qq->value(*sc.model, obs.state(), obs.outputs());
       *opt.trace << "," << rec.valid << "," << rec.std_x << "," << rec.std_y << "," << rec.std_yaw << "," << rec.std_vx
                  << "," << rec.std_vy << "," << rec.std_sideslip_deg << "\n";
     }
   }
 
-  json rep;
-  rep["scenario"] = sc.file.filename().string();
-  rep["filter"] = sc.observer.filter_type;
-  rep["seed"] = opt.seed;
-  rep["steps"] = steps;
-  rep["duration"] = sc.duration;
-  rep["dt"] = sc.dt;
-  rep["metrics_from"] = sc.metrics_from;
-  rep["distance_m"] = dist;
-  for (std::size_t i = 0; i < q.size(); ++i) {
-    rep["rmse"]["observer"][q[i].name] = st_obs[i].rmse();
-    rep["rmse"]["model"][q[i].name] = st_open[i].rmse();
-    rep["max_abs"]["observer"][q[i].name] = st_obs[i].max;
-    rep["max_abs"]["model"][q[i].name] = st_open[i].max;
-  }
-  const auto names = z_names(sc.model->model);
-  for (std::size_t j = 0; j < zm.size(); ++j) {
-    rep["dof_rmse"]["observer"]["z"][names[j]] = z_obs[j].rmse();
-    rep["dof_rmse"]["observer"]["zd"][names[j]] = zd_obs[j].rmse();
-    rep["dof_rmse"]["model"]["z"][names[j]] = z_open[j].rmse();
-    rep["dof_rmse"]["model"]["zd"][names[j]] = zd_open[j].rmse();
-  }
-  auto interval = est::nees_interval(2 * n, nees_n);
-  const double nees_mean = nees_n ? nees_sum / nees_n : 0;
-  rep["consistency"]["nees_mean"] = nees_mean;
-  rep["consistency"]["nees_dof"] = 2 * n;
-  rep["consistency"]["nees_interval_95"] = {interval.first, interval.second};
-  rep["consistency"]["nees_consistent"] = nees_mean >= interval.first && nees_mean <= interval.second;
-  json white = json::object();
-  for (const auto& [k, v] : innov) {
-    auto w = est::whiteness_test(v);
-    double mean = 0, ms = 0;
-    for (double x : v) mean += x, ms += x * x;
-    if (!v.empty()) mean /= v.size(), ms = std::sqrt(ms / v.size());
-    white[k] = {{"samples", w.samples}, {"max_deviation", w.max_deviation},
-                {"bound", w.bound},     {"white", w.white},
-                {"mean", mean},         {"rms", ms}};
-  }
-  rep["consistency"]["innovation_whiteness"] = white;
-  for (std::size_t k = 0; k < kSensorKindCount; ++k)
-    rep["sensors"][std::string(kSensorKindNames[k])] = {{"fused", fused[k]}, {"rejected", rejected[k]}};
-  rep["timing_us"]["observer_step"] = percentiles(obs_us);
-  rep["timing_us"]["open_loop_model_step"] = percentiles(open_us);
   const auto& c = obs.counters();
+  json rep = report.write({.scenario = sc.file.filename().string(),
+                           .filter = sc.observer.filter_type,
+                           .seed = opt.seed,
+                           .steps = steps,
+                           .duration = sc.duration,
+                           .dt = sc.dt,
+                           .metrics_from = sc.metrics_from},
+                          {{"resets", c.resets},
+                           {"model_step_failures", c.model_step_failures},
+                           {"correction_failures", c.correction_failures},
+                           {"wheel_resets", c.wheel_resets},
+                           {"open_loop_resets", open.counters().resets},
+                           {"open_loop_model_step_failures", open.counters().model_step_failures}});
+  rep["distance_m"] = dist;
   auto per_step = [](const est::VehicleObserverCounters& k) {
     return k.steps ? static_cast<double>(k.newton_iterations) / static_cast<double>(k.steps) : 0.0;
   };
   rep["newton_iterations_mean"] = {{"observer", per_step(c)}, {"model", per_step(open.counters())}};
-  rep["failures"] = {{"resets", c.resets},
-                     {"model_step_failures", c.model_step_failures},
-                     {"correction_failures", c.correction_failures},
-                     {"wheel_resets", c.wheel_resets},
-                     {"open_loop_resets", open.counters().resets},
-                     {"open_loop_model_step_failures", open.counters().model_step_failures}};
-  // GNSS outages: the error when the fix returns against the distance driven without it, and
-  // how long until the error is back within the pre-outage level (issue 6).
-  for (auto [a, b] : sc.sensors.outages) {
-    double pre_sum = 0, at_return = -1, dist_a = -1, dist_b = -1, recovered = -1;
-    long pre_n = 0;
-    for (std::size_t i = 0; i < err_t.size(); ++i) {
-      const double t = err_t[i].first;
-      if (t >= a - 5 && t < a) pre_sum += err_t[i].second * err_t[i].second, ++pre_n;
-      if (dist_a < 0 && t >= a) dist_a = dist_t[i];
-      if (at_return < 0 && t >= b) at_return = err_t[i].second, dist_b = dist_t[i];
-    }
-    const double pre = pre_n ? std::sqrt(pre_sum / pre_n) : 0;
-    // recovered: first time after b from which a 0.5 s moving RMS is back under 2x pre-outage
-    for (std::size_t i = 0; i < err_t.size() && recovered < 0; ++i) {
-      if (err_t[i].first < b) continue;
-      double s = 0;
-      long k = 0;
-      for (std::size_t j = i; j < err_t.size() && err_t[j].first < err_t[i].first + 0.5; ++j)
-        s += err_t[j].second * err_t[j].second, ++k;
-      if (k && std::sqrt(s / k) <= std::max(2 * pre, 0.05)) recovered = err_t[i].first - b;
-    }
-    const double driven = dist_b - dist_a;
-    rep["gnss_outages"].push_back({{"from", a},
-                                   {"to", b},
-                                   {"distance_m", driven},
-                                   {"error_at_return_m", at_return},
-                                   {"error_percent_of_distance", driven > 0 ? 100 * at_return / driven : 0},
-                                   {"pre_outage_error_rms_m", pre},
-                                   {"recovery_s", recovered}});
-  }
-  for (const auto& j : sc.sensors.jumps) {
-    double max_err = 0;
-    for (const auto& [t, err] : err_t)
-      if (t >= j.from && t < j.to + 1) max_err = std::max(max_err, err);
-    rep["gnss_jumps"].push_back(
-        {{"from", j.from},
-         {"to", j.to},
-         {"size_m", std::hypot(j.east, j.north)},
-         {"max_position_error_m", max_err},
-         {"gnss_position_rejected", rejected[static_cast<std::size_t>(SensorKind::gnss_position)]}});
-  }
+  for (auto [a, b] : sc.sensors.outages) rep["gnss_outages"].push_back(gnss_outage_report(track, a, b));
+  for (const auto& j : sc.sensors.jumps)
+    rep["gnss_jumps"].push_back(gnss_jump_report(track, j, gnss_position_rejected));
   return rep;
 }
 

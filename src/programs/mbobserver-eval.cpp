@@ -13,6 +13,7 @@
 #include "mbobserver/core/json_reader.hpp"
 #include "mbobserver/core/program.hpp"
 #include "mbobserver/experiment/error_stats.hpp"
+#include "mbobserver/experiment/vehicle_quantities.hpp"
 
 namespace {
 
@@ -32,6 +33,54 @@ const json* find_path(const json& j, const std::vector<std::string>& path) {
   return v;
 }
 
+// The ground truth: one row of numbers per time step, a column per name; "t" first.
+struct TruthTable {
+  std::map<std::string, std::size_t> col;
+  std::vector<std::vector<double>> rows;
+  double dt = 0;
+  // The row at time t (within a quarter step), or null.
+  const std::vector<double>* at(double t) const {
+    long i = std::lround((t - rows[0][0]) / dt);
+    if (i < 0 || i >= static_cast<long>(rows.size()) || std::abs(rows[i][0] - t) > 0.25 * dt) return nullptr;
+    return &rows[i];
+  }
+};
+
+TruthTable read_truth(const std::string& file) {
+  std::ifstream in(file);
+  if (!in) throw mbo::ConfigError(file + ": cannot open file");
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> head;
+  {
+    std::stringstream hs(line);
+    for (std::string c; std::getline(hs, c, ',');) head.push_back(c);
+  }
+  if (head.empty() || head[0] != "t") throw mbo::ConfigError(file + ":1: not a truth CSV (first column must be t)");
+  TruthTable truth;
+  for (std::size_t i = 0; i < head.size(); ++i) truth.col[head[i]] = i;
+  long lineno = 1;
+  while (std::getline(in, line)) {
+    ++lineno;
+    std::vector<double> r;
+    std::stringstream ls(line);
+    for (std::string c; std::getline(ls, c, ',');) {
+      try {
+        r.push_back(std::stod(c));
+      } catch (const std::exception&) {
+        throw mbo::ConfigError(file + ":" + std::to_string(lineno) + ": not a number: \"" + c + "\"");
+      }
+    }
+    if (r.size() != head.size())
+      throw mbo::ConfigError(file + ":" + std::to_string(lineno) + ": expected " + std::to_string(head.size()) +
+                             " columns");
+    truth.rows.push_back(std::move(r));
+  }
+  if (truth.rows.size() < 2) throw mbo::ConfigError(file + ": no data rows");
+  truth.dt = truth.rows[1][0] - truth.rows[0][0];
+  return truth;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -48,94 +97,26 @@ int main(int argc, char** argv) {
   app.add_option("--sideslip-min-speed", sideslip_min_speed, "score sideslip above this speed, m/s")
       ->capture_default_str();
   return mbo::run_program(app, argc, argv, common, [&] {
-    std::ifstream tin(truth_file);
-    if (!tin) throw mbo::ConfigError(truth_file + ": cannot open file");
-    std::string line;
-    std::getline(tin, line);
-    std::vector<std::string> head;
-    {
-      std::stringstream hs(line);
-      for (std::string c; std::getline(hs, c, ',');) head.push_back(c);
-    }
-    if (head.empty() || head[0] != "t")
-      throw mbo::ConfigError(truth_file + ":1: not a truth CSV (first column must be t)");
-    std::map<std::string, std::size_t> col;
-    for (std::size_t i = 0; i < head.size(); ++i) col[head[i]] = i;
-    std::vector<std::vector<double>> rows;
-    long lineno = 1;
-    while (std::getline(tin, line)) {
-      ++lineno;
-      std::vector<double> r;
-      std::stringstream ls(line);
-      for (std::string c; std::getline(ls, c, ',');) {
-        try {
-          r.push_back(std::stod(c));
-        } catch (const std::exception&) {
-          throw mbo::ConfigError(truth_file + ":" + std::to_string(lineno) + ": not a number: \"" + c + "\"");
-        }
-      }
-      if (r.size() != head.size())
-        throw mbo::ConfigError(truth_file + ":" + std::to_string(lineno) + ": expected " + std::to_string(head.size()) +
-                               " columns");
-      rows.push_back(std::move(r));
-    }
-    if (rows.size() < 2) throw mbo::ConfigError(truth_file + ": no data rows");
-    const double dt = rows[1][0] - rows[0][0];
-    auto truth_at = [&](double t) -> const std::vector<double>* {
-      long i = std::lround((t - rows[0][0]) / dt);
-      if (i < 0 || i >= static_cast<long>(rows.size()) || std::abs(rows[i][0] - t) > 0.25 * dt) return nullptr;
-      return &rows[i];
-    };
-    // estimate key -> truth column, angle?
-    struct Q {
-      std::string name;
-      std::vector<std::string> path;
-      int index;
-      std::string truth;
-      bool angle;
-    };
-    std::vector<Q> qs = {{"x", {"state", "x"}, -1, "x", false},
-                         {"y", {"state", "y"}, -1, "y", false},
-                         {"z", {"state", "z"}, -1, "z", false},
-                         {"yaw", {"state", "yaw"}, -1, "yaw", true},
-                         {"pitch", {"state", "pitch"}, -1, "pitch", true},
-                         {"roll", {"state", "roll"}, -1, "roll", true},
-                         {"vx", {"state", "vx"}, -1, "vx", false},
-                         {"vy", {"state", "vy"}, -1, "vy", false},
-                         {"yaw_rate", {"state", "yaw_rate"}, -1, "yaw_rate", false},
-                         {"sideslip_deg", {"virtual", "sideslip_deg"}, -1, "sideslip_deg", false}};
-    const char* W[4] = {"fl", "fr", "rl", "rr"};
-    for (int w = 0; w < 4; ++w) {
-      qs.push_back({std::string("wheel_angle_") + W[w],
-                    {"virtual", "wheel_angle"},
-                    w,
-                    std::string("wheel_angle_") + W[w],
-                    false});
-      qs.push_back({std::string("wheel_speed_") + W[w],
-                    {"virtual", "wheel_speed"},
-                    w,
-                    std::string("wheel_speed_") + W[w],
-                    false});
-      qs.push_back({std::string("tyre_fx_") + W[w], {"virtual", "tyre_fx"}, w, std::string("tyre_fx_") + W[w], false});
-      qs.push_back({std::string("tyre_fy_") + W[w], {"virtual", "tyre_fy"}, w, std::string("tyre_fy_") + W[w], false});
-      qs.push_back({std::string("tyre_fz_") + W[w], {"virtual", "tyre_fz"}, w, std::string("tyre_fz_") + W[w], false});
-      qs.push_back(
-          {std::string("travel_") + W[w], {"virtual", "suspension_travel"}, w, std::string("travel_") + W[w], false});
-    }
-    // A truth file may hold only what was measured (a reference system on a real car gives
-    // position, velocity and sideslip, not tyre forces): quantities without a column are not
-    // scored and are listed as such; only the time is required.
-    if (!col.count("t") || col["t"] != 0) throw mbo::ConfigError(truth_file + ":1: the first column must be \"t\"");
+    const TruthTable truth = read_truth(truth_file);
+    const auto& col = truth.col;
+    // The scored quantities (vehicle_quantities.hpp), each against the truth column of its
+    // name. A truth file may hold only what was measured (a reference system on a real car
+    // gives position, velocity and sideslip, not tyre forces): quantities without a column are
+    // not scored and are listed as such; only the time is required.
+    if (!col.count("t") || col.at("t") != 0) throw mbo::ConfigError(truth_file + ":1: the first column must be \"t\"");
+    std::vector<const mbo::exp::VehicleQuantity*> qs;
     std::vector<std::string> not_scored;
-    std::erase_if(qs, [&](const Q& q) {
-      if (col.count(q.truth)) return false;
-      not_scored.push_back(q.name);
-      return true;
-    });
+    for (const auto& q : mbo::exp::vehicle_quantities()) {
+      if (!q.scored) continue;
+      if (col.count(q.name))
+        qs.push_back(&q);
+      else
+        not_scored.push_back(q.name);
+    }
     if (qs.empty()) throw mbo::ConfigError(truth_file + ":1: no column of a scored quantity (x, y, yaw, vx, ...)");
     // sideslip is scored above a speed: the "speed" column, else the horizontal velocity
-    const int c_speed = col.count("speed") ? col["speed"] : -1;
-    const int c_vx = col.count("vx") ? col["vx"] : -1, c_vy = col.count("vy") ? col["vy"] : -1;
+    const int c_speed = col.count("speed") ? col.at("speed") : -1;
+    const int c_vx = col.count("vx") ? col.at("vx") : -1, c_vy = col.count("vy") ? col.at("vy") : -1;
     auto speed_of = [&](const std::vector<double>& r) {
       if (c_speed >= 0) return r[c_speed];
       if (c_vx >= 0 && c_vy >= 0) return std::hypot(r[c_vx], r[c_vy]);
@@ -146,9 +127,7 @@ int main(int argc, char** argv) {
     if (!ein) throw mbo::ConfigError(est_file + ": cannot open file");
     long n = 0, matched = 0, valid = 0, bad = 0;
     double t_first = NAN;
-    lineno = 0;
-    while (std::getline(ein, line)) {
-      ++lineno;
+    for (std::string line; std::getline(ein, line);) {
       json e;
       try {
         e = json::parse(line);
@@ -169,17 +148,17 @@ int main(int argc, char** argv) {
       if (!jv->get<bool>()) continue;
       ++valid;
       if (t - t_first < from) continue;
-      const auto* tr = truth_at(t);
+      const auto* tr = truth.at(t);
       if (!tr) continue;
       ++matched;
       for (std::size_t i = 0; i < qs.size(); ++i) {
-        const auto& q = qs[i];
-        if (q.name == "sideslip_deg" && speed_of(*tr) < sideslip_min_speed) continue;
-        const json* v = find_path(e, q.path);
-        if (v && q.index >= 0)
-          v = v->is_array() && static_cast<std::size_t>(q.index) < v->size() ? &(*v)[q.index] : nullptr;
+        const auto& q = *qs[i];
+        if (q.moving_only && speed_of(*tr) < sideslip_min_speed) continue;
+        const json* v = find_path(e, {q.estimate_group, q.estimate_key});
+        if (v && q.wheel >= 0)
+          v = v->is_array() && static_cast<std::size_t>(q.wheel) < v->size() ? &(*v)[q.wheel] : nullptr;
         if (!v || !v->is_number()) continue;  // a record without this output (e.g. not started)
-        const double err = v->get<double>() - (*tr)[col[q.truth]];
+        const double err = v->get<double>() - (*tr)[col.at(q.name)];
         st[i].add(q.angle ? wrap(err) : err);
       }
     }
@@ -191,8 +170,8 @@ int main(int argc, char** argv) {
     rep["bad_lines"] = bad;
     rep["not_scored"] = not_scored;
     for (std::size_t i = 0; i < qs.size(); ++i) {
-      rep["rmse"]["observer"][qs[i].name] = st[i].rmse();
-      rep["max_abs"]["observer"][qs[i].name] = st[i].max;
+      rep["rmse"]["observer"][qs[i]->name] = st[i].rmse();
+      rep["max_abs"]["observer"][qs[i]->name] = st[i].max;
     }
     std::string text = rep.dump(2);
     std::cout << text << "\n";

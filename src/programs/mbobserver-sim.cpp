@@ -2,22 +2,15 @@
 // Drives the truth vehicle of a vehicle scenario through its manoeuvre and writes what the
 // car's sensors would put on the bus (encoded with the DBC and signal map of the daemon's
 // configuration, so the daemon decodes them back), plus the ground truth.
-#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 
 #include "mbobserver/core/program.hpp"
 #include "mbobserver/experiment/vehicle_experiment.hpp"
+#include "mbobserver/experiment/vehicle_quantities.hpp"
 #include "mbobserver/io/candump.hpp"
 #include "mbobserver/io/signal_map.hpp"
-
-namespace {
-
-constexpr double kDeg = M_PI / 180;
-const char* kW[4] = {"fl", "fr", "rl", "rr"};
-
-}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"Simulate a drive: CAN log of the sensors and the ground truth", "mbobserver-sim"};
@@ -44,13 +37,12 @@ int main(int argc, char** argv) {
     std::ofstream csv(truth);
     if (!csv) throw mbo::ConfigError(truth + ": cannot write");
     csv.precision(10);
-    csv << "t,x,y,z,yaw,pitch,roll,vx,vy,vz,yaw_rate,speed,sideslip_deg";
-    for (auto w : kW) csv << ",wheel_angle_" << w;
-    for (auto w : kW) csv << ",wheel_speed_" << w;
-    for (auto w : kW) csv << ",tyre_fx_" << w;
-    for (auto w : kW) csv << ",tyre_fy_" << w;
-    for (auto w : kW) csv << ",tyre_fz_" << w;
-    for (auto w : kW) csv << ",travel_" << w;
+    // The truth CSV's columns: t, then the vehicle quantities (vehicle_quantities.hpp).
+    std::vector<const mbo::exp::VehicleQuantity*> columns;
+    for (const auto& q : mbo::exp::vehicle_quantities())
+      if (q.in_truth_csv) columns.push_back(&q);
+    csv << "t";
+    for (const auto* q : columns) csv << "," << q->name;
     csv << "\n";
 
     mbo::io::CandumpWriter writer(log);
@@ -79,20 +71,10 @@ int main(int argc, char** argv) {
         writer.write(frame, interface);
         ++frames;
       }
-      const auto& o = drive.outputs();
-      const auto& s = drive.state();
-      const auto& v = *sc.truth;
       char tbuf[32];
       std::snprintf(tbuf, sizeof tbuf, "%.6f", t);  // log time: microseconds, as candump
-      csv << tbuf << "," << o.position.x() << "," << o.position.y() << "," << o.position.z() << "," << o.yaw << ","
-          << o.pitch << "," << o.roll << "," << o.velocity.x() << "," << o.velocity.y() << "," << o.velocity.z() << ","
-          << o.yaw_rate << "," << o.speed << "," << o.sideslip / kDeg;
-      for (int w = 0; w < 4; ++w) csv << "," << s.q[v.wheels[w].spin];
-      for (int w = 0; w < 4; ++w) csv << "," << s.qd[v.wheels[w].spin];
-      for (int w = 0; w < 4; ++w) csv << "," << o.wheel[w].Fx;
-      for (int w = 0; w < 4; ++w) csv << "," << o.wheel[w].Fy;
-      for (int w = 0; w < 4; ++w) csv << "," << o.wheel[w].Fz;
-      for (int w = 0; w < 4; ++w) csv << "," << o.wheel[w].travel;
+      csv << tbuf;
+      for (const auto* q : columns) csv << "," << q->value(*sc.truth, drive.state(), drive.outputs());
       csv << "\n";
     }
     std::fclose(log);

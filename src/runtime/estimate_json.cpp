@@ -143,11 +143,10 @@ void write_estimate_json(const EstimateRecord& r, std::string& out, const JsonOp
   w.end_object();
 }
 
-void write_status_json(const StatusRecord& s, std::string& out, const JsonOptions& opt) {
-  if (out.capacity() < 8192) out.reserve(8192);
-  JsonWriter w(out);
-  w.begin_object();
-  w.field_str("schema", kStatusSchema);
+namespace {
+
+// Every field of a status record after "schema" (the status datagram and the summary).
+void write_status_fields(JsonWriter& w, const StatusRecord& s, const JsonOptions& opt) {
   w.field_int("seq", s.seq);
   w.field("t", s.t);
   if (opt.wall_clock) {
@@ -163,6 +162,8 @@ void write_status_json(const StatusRecord& s, std::string& out, const JsonOption
   w.field_int("rejected", s.frames.rejected);
   w.field_int("bad_log_lines", s.frames.bad_log_lines);
   w.field_int("timestamp_backwards", s.frames.timestamp_backwards);
+  w.field_int("known_unmapped", s.frames.known_unmapped);
+  w.field_int("error_frames", s.frames.error_frames);
   w.end_object();
 
   std::uint64_t overflows = 0;
@@ -187,9 +188,27 @@ void write_status_json(const StatusRecord& s, std::string& out, const JsonOption
   w.field_int("steps", s.steps);
   w.field_int("deadline_misses", s.deadline_misses);
   w.field_int("skipped_steps", s.skipped_steps);
+  w.key("deadline_miss_episodes");
+  w.begin_object();
+  w.field_int("total", s.deadline_miss_episodes.total);
+  for (std::size_t c = 0; c < kMissCauseNames.size(); ++c)
+    w.field_int(kMissCauseNames[c], s.deadline_miss_episodes.by_cause[c]);
+  w.end_object();
   w.field_int("resets", s.resets);
+  w.key("observer");
+  w.begin_object();
+  w.field_int("model_step_failures", s.observer.model_step_failures);
+  w.field_int("correction_failures", s.observer.correction_failures);
+  w.field_int("stale_samples", s.observer.stale_samples);
+  w.field_int("invalid_samples", s.observer.invalid_samples);
+  w.end_object();
   w.field_bool("valid", s.valid);
   write_faults(w, s.faults);
+  w.field_int("valid_steps", s.valid_steps);
+  w.key("faults_steps");
+  w.begin_object();
+  for (std::size_t b = 0; b < kFaultNames.size(); ++b) w.field_int(kFaultNames[b], s.faults_steps[b]);
+  w.end_object();
 
   if (opt.wall_clock) {
     w.key("latency_us");
@@ -232,7 +251,60 @@ void write_status_json(const StatusRecord& s, std::string& out, const JsonOption
   w.end_object();
 
   write_sensors(w, s.sensors);
+}
+
+void write_run(JsonWriter& w, const RunSummary& r) {
+  w.key("run");
+  w.begin_object();
+  w.field_str("mode", r.replay ? "replay" : "live");
+  if (r.replay) {
+    w.field_str("log", r.log);
+    w.field_str("rate", r.rate);
+    w.field_int("log_lines", r.log_lines);
+    w.key("log_problems_first");
+    w.begin_array();
+    for (const auto& p : r.log_problems_first) w.string(p);
+    w.end_array();
+  }
+  w.field("wall_time_s", r.wall_time_s);
+  w.field("estimator_time_s", r.estimator_time_s);
+  w.key("throughput");
+  w.begin_object();
+  w.field("steps_per_s", r.steps_per_s);
+  w.field("frames_per_s", r.frames_per_s);
+  w.field("real_time_factor", r.real_time_factor);
   w.end_object();
+  w.field_str("frame_to_step_clock", r.frame_to_step_clock);
+  w.key("deadline_miss_episodes_first_at_monotonic_s");
+  w.begin_array();
+  for (double t : r.deadline_miss_episodes_first_at_monotonic_s) w.number(t);
+  w.end_array();
+  w.field("valid_fraction", r.valid_fraction);
+  w.field_int("records_written", r.records_written);
+  w.field("max_rss_mb", r.max_rss_mb);
+  w.end_object();
+}
+
+}  // namespace
+
+void write_status_json(const StatusRecord& s, std::string& out, const JsonOptions& opt) {
+  if (out.capacity() < 8192) out.reserve(8192);
+  JsonWriter w(out);
+  w.begin_object();
+  w.field_str("schema", kStatusSchema);
+  write_status_fields(w, s, opt);
+  w.end_object();
+}
+
+std::string summary_json(const StatusRecord& s, const RunSummary& run) {
+  std::string out;
+  JsonWriter w(out);
+  w.begin_object();
+  w.field_str("schema", kSummarySchema);
+  write_status_fields(w, s, JsonOptions{});
+  write_run(w, run);
+  w.end_object();
+  return out;
 }
 
 std::string estimate_json(const EstimateRecord& r, const JsonOptions& opt) {

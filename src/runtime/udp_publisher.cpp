@@ -128,6 +128,8 @@ void UdpPublisher::on_record(const EstimateRecord& record) {
   frame_to_step_.record_us(record.frame_to_step_us);
   step_compute_.record_us(record.step_compute_us);
   wakeup_lateness_.record_us(record.wakeup_lateness_us);
+  valid_steps_ += record.valid;
+  for (std::size_t b = 0; b < faults_steps_.size(); ++b) faults_steps_[b] += (record.faults >> b) & 1u;
   last_ = record;
   have_last_ = true;
   if (record.seq % decimation_ != 0) {
@@ -157,6 +159,8 @@ StatusRecord UdpPublisher::make_status() {
     s.faults = last_.faults;
     s.sensors = last_.sensors;
   }
+  s.valid_steps = valid_steps_;
+  s.faults_steps = faults_steps_;
   s.frame_to_step = frame_to_step_.summary();
   s.step_compute = step_compute_.summary();
   s.step_to_send = step_to_send_.summary();

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -25,7 +27,7 @@ TEST(Accuracy, ReplayAgreesWithTheExperimentWithinTenPercent) {
   const json scored = read_json(eval_report);
   EXPECT_EQ(json::parse(eval.out), scored);  // the report on stdout is the file's
   EXPECT_EQ(scored["bad_lines"], 0);
-  EXPECT_EQ(scored["estimates"], r.summary["records_written"]);
+  EXPECT_EQ(scored["estimates"], r.summary["run"]["records_written"]);
   // nearly every step from 0.5 s on is valid and has a truth row
   EXPECT_GT(scored["scored"].get<double>(), 0.9 * scored["estimates"].get<double>());
 
@@ -37,6 +39,15 @@ TEST(Accuracy, ReplayAgreesWithTheExperimentWithinTenPercent) {
   ASSERT_EQ(exp.code, 0) << exp.err;
   const json reference = read_json(exp_report);
 
+  // One definition of the scored quantities (vehicle_quantities.hpp): the experiment scores
+  // each, the scorer scores each that the simulated truth has a column for, and lists the rest.
+  std::vector<std::string> in_experiment, in_eval;
+  for (const auto& [q, v] : reference["rmse"]["observer"].items()) in_experiment.push_back(q);
+  for (const auto& [q, v] : scored["rmse"]["observer"].items()) in_eval.push_back(q);
+  for (const auto& q : scored["not_scored"]) in_eval.push_back(q.get<std::string>());
+  std::sort(in_eval.begin(), in_eval.end());
+  EXPECT_EQ(in_experiment, in_eval);
+  EXPECT_EQ(scored["not_scored"], json::array({"friction"}));  // an input, not in the truth CSV
   for (const char* q : {"x", "y", "vx", "vy", "yaw_rate", "sideslip_deg"}) {
     const double daemon = scored["rmse"]["observer"][q].get<double>();
     const double experiment = reference["rmse"]["observer"][q].get<double>();

@@ -81,6 +81,14 @@ TEST(Datagrams, WhatTheDaemonSendsAndRecordsMatchesTheSchemas) {
   EXPECT_EQ(last["frames"]["decoded"], summary["frames"]["decoded"]);
   EXPECT_EQ(last["steps"], summary["steps"]);
   EXPECT_EQ(last["seq"].get<std::size_t>(), statuses.size() - 1);
+  // The summary is the final status record (docs/summary.schema.json): every field of the
+  // last status datagram, with the counters that had stopped changing equal.
+  for (const auto& [key, value] : last.items()) EXPECT_TRUE(summary.contains(key)) << key;
+  for (const char* key : {"frames", "queues", "steps", "deadline_misses", "deadline_miss_episodes", "resets",
+                          "observer", "valid", "faults", "valid_steps", "faults_steps", "sensors"})
+    EXPECT_EQ(last[key], summary[key]) << key;
+  EXPECT_EQ(summary["valid_steps"].get<double>() / summary["steps"].get<double>(),
+            summary["run"]["valid_fraction"].get<double>());
   // Decimated to rate_hz = 100 of estimator time: every 5th step at 2 ms.
   for (std::size_t i = 1; i < estimates.size(); ++i)
     EXPECT_EQ(estimates[i]["seq"].get<int>() - estimates[i - 1]["seq"].get<int>(), 5);
@@ -93,6 +101,12 @@ TEST(Datagrams, WhatTheDaemonSendsAndRecordsMatchesTheSchemas) {
       v.out.find(std::to_string(datagrams.size()) + " of " + std::to_string(datagrams.size()) + " datagrams valid"),
       std::string::npos)
       << v.out;
+
+  const fs::path summary_line = temp_path("summary.jsonl");
+  write_file(summary_line, summary.dump() + "\n");
+  const Result vs = validate(summary_line);
+  EXPECT_EQ(vs.code, 0) << vs.out;
+  EXPECT_NE(vs.out.find("1 of 1 datagrams valid"), std::string::npos) << vs.out;
 
   // Every line of the record file is an estimate (without the wall-clock fields).
   const auto lines = lines_of(record);

@@ -13,7 +13,7 @@ void expect_clean_exit(const Replay& r) {
   EXPECT_EQ(r.result.code, 0) << r.result.err;
   ASSERT_TRUE(r.summary.is_object()) << "no --summary-json written\n" << r.result.err;
   // every step reached the record file
-  EXPECT_EQ(r.summary["records_written"], r.summary["steps"]);
+  EXPECT_EQ(r.summary["run"]["records_written"], r.summary["steps"]);
   EXPECT_EQ(lines_of(r.record).size(), r.summary["steps"].get<std::size_t>());
 }
 
@@ -75,11 +75,11 @@ TEST(Determinism, PacedReplayGivesTheBytesOfMaxRate) {
   const Replay paced = replay(config, drive_log(), "paced", half_a_second, "realtime");
   expect_clean_exit(fast);
   expect_clean_exit(paced);
-  EXPECT_EQ(fast.summary["rate"], "max");
-  EXPECT_EQ(paced.summary["rate"], "realtime");
+  EXPECT_EQ(fast.summary["run"]["rate"], "max");
+  EXPECT_EQ(paced.summary["run"]["rate"], "realtime");
   EXPECT_NEAR(paced.summary["steps"].get<double>(), 251, 1);  // t0 .. t0 + 0.5 s at 2 ms
   // It was paced: half a second of log cannot take less than about half a second.
-  EXPECT_GT(paced.summary["wall_time_s"].get<double>(), 0.4);
+  EXPECT_GT(paced.summary["run"]["wall_time_s"].get<double>(), 0.4);
   const std::string a = fast.record_bytes(), b = paced.record_bytes();
   ASSERT_FALSE(a.empty());
   EXPECT_TRUE(a == b) << first_difference(a, b);
@@ -106,8 +106,8 @@ TEST(Determinism, FramesGoingBackwardsBehindAnUnknownIdGiveTheSameBytesPacedAndA
   const Replay paced = replay(config, file, "paced", part, "realtime");
   expect_clean_exit(fast);
   expect_clean_exit(paced);
-  EXPECT_GT(fast.summary["timestamp_backwards"].get<int>(), 100);
-  EXPECT_GT(fast.summary["frames"]["unknown_id"].get<int>(), 100);
+  EXPECT_GT(fast.summary["frames"]["timestamp_backwards"].get<int>(), 100);
+  EXPECT_GT(fast.summary["frames"]["unknown"].get<int>(), 100);
   const std::string a = fast.record_bytes(), b = paced.record_bytes();
   ASSERT_FALSE(a.empty());
   EXPECT_TRUE(a == b) << first_difference(a, b);

@@ -30,14 +30,14 @@ TEST(Sigterm, DuringARealtimeReplayStopsCleanlyWithASummary) {
   ASSERT_TRUE(json::accept(r.out)) << r.out;
   const json summary = json::parse(r.out);
   EXPECT_EQ(summary, read_json(summary_file));
-  EXPECT_EQ(summary["mode"], "replay");
-  EXPECT_EQ(summary["rate"], "realtime");
+  EXPECT_EQ(summary["run"]["mode"], "replay");
+  EXPECT_EQ(summary["run"]["rate"], "realtime");
   // It stopped part way: the log is 8 s long and paced in real time.
   const auto steps = summary["steps"].get<std::size_t>();
   EXPECT_GT(steps, 0u);
-  EXPECT_LT(summary["estimator_time_s"].get<double>(), log.t_end() - log.t0());
+  EXPECT_LT(summary["run"]["estimator_time_s"].get<double>(), log.t_end() - log.t0());
   // Every record it computed reached the file, each a whole line.
-  EXPECT_EQ(summary["records_written"], steps);
+  EXPECT_EQ(summary["run"]["records_written"], steps);
   const auto lines = lines_of(record);
   ASSERT_EQ(lines.size(), steps);
   for (const auto& l : lines) ASSERT_TRUE(json::accept(l)) << l;

@@ -113,6 +113,57 @@ TEST(StatusJson, CountersQueuesCanAndSensors) {
   EXPECT_FALSE(k.contains("uptime_s"));
 }
 
+TEST(StatusJson, EpisodesObserverCountersAndFaultSteps) {
+  StatusRecord s = mbo::test::sample_status();
+  s.frames.known_unmapped = 6;
+  s.frames.error_frames = 7;
+  s.deadline_miss_episodes.total = 3;
+  s.deadline_miss_episodes.by_cause[static_cast<std::size_t>(mbo::runtime::MissCause::late_wakeup)] = 2;
+  s.observer.stale_samples = 11;
+  s.valid_steps = 4990;
+  s.faults_steps[2] = 4;  // "reset"
+  const json j = json::parse(status_json(s, {.wall_clock = false}));
+  EXPECT_EQ(j["frames"]["known_unmapped"], 6);
+  EXPECT_EQ(j["frames"]["error_frames"], 7);
+  EXPECT_EQ(j["deadline_miss_episodes"], json({{"total", 3}, {"overrun", 0}, {"late_wakeup", 2}, {"input_wait", 0}}));
+  EXPECT_EQ(j["observer"]["stale_samples"], 11);
+  EXPECT_EQ(j["valid_steps"], 4990);
+  EXPECT_EQ(j["faults_steps"]["reset"], 4);
+  EXPECT_EQ(j["faults_steps"].size(), mbo::kFaultNames.size());
+}
+
+// The summary is the status record written by the same code, plus the run's section.
+TEST(SummaryJson, IsTheStatusRecordAndTheRun) {
+  const StatusRecord s = mbo::test::sample_status();
+  mbo::runtime::RunSummary run;
+  run.replay = true;
+  run.log = "drive \"1\".log";
+  run.rate = "max";
+  run.log_lines = 16007;
+  run.log_problems_first = {"not a candump line (line 3)"};
+  run.wall_time_s = 0.5;
+  run.deadline_miss_episodes_first_at_monotonic_s = {12.5, 13.25};
+  run.records_written = 5000;
+  const json summary = json::parse(summary_json(s, run));
+  const json status = json::parse(status_json(s));
+  EXPECT_EQ(summary["schema"], "mbobserver.summary/1");
+  json fields = summary;
+  fields.erase("run");
+  fields["schema"] = status["schema"];
+  EXPECT_EQ(fields, status);
+  EXPECT_EQ(summary["run"]["mode"], "replay");
+  EXPECT_EQ(summary["run"]["log"], "drive \"1\".log");
+  EXPECT_EQ(summary["run"]["log_problems_first"], json::array({"not a candump line (line 3)"}));
+  EXPECT_EQ(summary["run"]["deadline_miss_episodes_first_at_monotonic_s"], json::array({12.5, 13.25}));
+  EXPECT_EQ(summary["run"]["records_written"], 5000);
+
+  run.replay = false;  // live: no log, no rate
+  const json live = json::parse(summary_json(s, run));
+  EXPECT_EQ(live["run"]["mode"], "live");
+  EXPECT_FALSE(live["run"].contains("log"));
+  EXPECT_FALSE(live["run"].contains("rate"));
+}
+
 TEST(StatusJson, NamesAreEscapedAndCapacityIsRespected) {
   StatusRecord s;
   mbo::runtime::CanControllerStatus c;

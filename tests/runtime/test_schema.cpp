@@ -112,6 +112,50 @@ TEST(Schema, ReplayRecordsWithoutWallClockFieldsValidate) {
   EXPECT_EQ(r.code, 0) << r.out;
 }
 
+// The summary schema refers to the status schema's fields: a real status record with both
+// kinds of run section validates, and a summary that breaks either part does not.
+TEST(Schema, SummariesValidateAndBrokenOnesDoNot) {
+  const StatusRecord s = mbo::test::sample_status();
+  RunSummary replay;
+  replay.replay = true;
+  replay.log = "drive.log";
+  replay.rate = "realtime";
+  replay.log_problems_first = {"timestamp goes backwards (line 7)"};
+  replay.deadline_miss_episodes_first_at_monotonic_s = {1.5};
+  RunSummary live;
+  const std::string a = summary_json(s, replay), b = summary_json(s, live);
+  const Result ok = validate({a, b}, "summary");
+  EXPECT_EQ(ok.code, 0) << ok.out;
+  EXPECT_THAT(ok.out, HasSubstr("2 of 2 datagrams valid"));
+
+  std::vector<std::string> broken;
+  json j = json::parse(a);
+  j.erase("run");
+  broken.push_back(j.dump());
+  j = json::parse(a);
+  j.erase("latency_us");  // the summary always has the wall-clock fields
+  broken.push_back(j.dump());
+  j = json::parse(a);
+  j["frames"].erase("error_frames");  // a status field, checked by the status schema
+  broken.push_back(j.dump());
+  j = json::parse(a);
+  j["wall_time_s"] = 1;  // the run's fields belong under "run"
+  broken.push_back(j.dump());
+  j = json::parse(a);
+  j["run"].erase("log");  // a replay names its log
+  broken.push_back(j.dump());
+  j = json::parse(b);
+  j["run"]["rate"] = "max";  // a live run has no rate
+  broken.push_back(j.dump());
+  j = json::parse(a);
+  j["schema"] = "mbobserver.status/1";  // a status datagram has no "run"
+  broken.push_back(j.dump());
+  for (std::size_t i = 0; i < broken.size(); ++i) {
+    const Result r = validate({broken[i]}, "broken_summary" + std::to_string(i));
+    EXPECT_EQ(r.code, 1) << "broken summary " << i << " passed: " << broken[i] << "\n" << r.out;
+  }
+}
+
 TEST(Schema, BrokenDatagramsFailValidation) {
   const auto datagrams = real_datagrams({});
   const json estimate = json::parse(datagrams.at(0));

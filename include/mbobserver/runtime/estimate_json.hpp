@@ -11,12 +11,14 @@
 #include <string_view>
 
 #include "mbobserver/core/estimate.hpp"
+#include "mbobserver/runtime/run_summary.hpp"
 #include "mbobserver/runtime/status_record.hpp"
 
 namespace mbo::runtime {
 
 inline constexpr std::string_view kEstimateSchema = "mbobserver.estimate/1";
 inline constexpr std::string_view kStatusSchema = "mbobserver.status/1";
+inline constexpr std::string_view kSummarySchema = "mbobserver.summary/1";
 
 struct JsonOptions {
   bool wall_clock = true;  // false: omit t_wall, uptime_s and latency_us
@@ -29,6 +31,11 @@ void write_status_json(const StatusRecord& s, std::string& out, const JsonOption
 
 std::string estimate_json(const EstimateRecord& r, const JsonOptions& opt = {});
 std::string status_json(const StatusRecord& s, const JsonOptions& opt = {});
+
+// The daemon's summary at exit (docs/summary.schema.json): every field of the status record
+// as a status datagram has it (wall-clock fields included), with "schema" naming the summary,
+// and the run's own section under "run".
+std::string summary_json(const StatusRecord& s, const RunSummary& run);
 
 // errno as its symbolic name ("ENETUNREACH"), "E<number>" if unknown.
 std::string_view errno_name(int err) noexcept;

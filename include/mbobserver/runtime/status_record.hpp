@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "mbobserver/core/estimate.hpp"
+#include "mbobserver/runtime/fixed_step_clock.hpp"
 #include "mbobserver/runtime/latency_histogram.hpp"
 #include "mbobserver/runtime/spsc_queue.hpp"
 
@@ -51,6 +52,22 @@ struct FrameCounters {
   std::uint64_t rejected = 0;  // NaN / out-of-range signal values, bad lengths
   std::uint64_t bad_log_lines = 0;  // replay: garbage or truncated lines
   std::uint64_t timestamp_backwards = 0;  // frames older than their predecessor
+  std::uint64_t known_unmapped = 0;  // ids in a DBC with no signal mapped to a measurement
+  std::uint64_t error_frames = 0;  // CAN error frames
+};
+
+// Deadline-miss episodes (DeadlineMisses): consecutive missed steps, by what delayed the first.
+struct MissEpisodes {
+  std::uint64_t total = 0;
+  std::array<std::uint64_t, kMissCauseNames.size()> by_cause{};
+};
+
+// The observer's own counters since start.
+struct ObserverStatus {
+  std::uint64_t model_step_failures = 0;  // steps whose Newton iteration did not converge
+  std::uint64_t correction_failures = 0;  // filter corrections refused (not positive definite)
+  std::uint64_t stale_samples = 0;  // samples older than the previous step
+  std::uint64_t invalid_samples = 0;  // NaN / out of range
 };
 
 struct PublisherCounters {
@@ -78,11 +95,15 @@ struct StatusRecord {
   std::uint64_t steps = 0;
   std::uint64_t deadline_misses = 0;
   std::uint64_t skipped_steps = 0;
+  MissEpisodes deadline_miss_episodes{};
   LatencySummary frame_to_step{}, step_compute{}, step_to_send{}, wakeup_lateness{};
 
   std::uint64_t resets = 0;
+  ObserverStatus observer{};
   bool valid = false;  // of the newest estimate
   std::uint32_t faults = 0;  // of the newest estimate (EstimateRecord::faults bits)
+  std::uint64_t valid_steps = 0;  // estimates taken from the queue that were valid
+  std::array<std::uint64_t, kFaultNames.size()> faults_steps{};  // estimates with each fault
 
   PublisherCounters publisher{};
   std::array<CanControllerStatus, kMaxCanControllers> can{};

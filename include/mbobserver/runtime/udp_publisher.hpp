@@ -8,6 +8,7 @@
 // construction and never stops the daemon.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -61,7 +62,8 @@ class UdpPublisher {
   // datagram (so a SIGTERM still leaves the listener with the last counters).
   void stop();
 
-  // One record from the estimator: latencies recorded, datagram sent if not decimated.
+  // One record from the estimator: latencies, validity and faults counted, datagram sent if
+  // not decimated.
   void on_record(const EstimateRecord& r);
   // Sends a status datagram now. Returns false if it could not be sent (counted).
   bool send_status();
@@ -100,6 +102,8 @@ class UdpPublisher {
   std::uint64_t status_seq_ = 0;
   bool have_last_ = false;
   EstimateRecord last_{};
+  std::uint64_t valid_steps_ = 0;  // records that were valid
+  std::array<std::uint64_t, kFaultNames.size()> faults_steps_{};  // records with each fault bit
   LatencyHistogram frame_to_step_, step_compute_, step_to_send_, wakeup_lateness_;
   std::string buffer_;
   int logged_errno_ = 0;  // the errno last logged, so a persistent failure logs once

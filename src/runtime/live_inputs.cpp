@@ -1,0 +1,51 @@
+#include "live_inputs.hpp"
+
+#include <spdlog/spdlog.h>
+
+namespace mbo::runtime {
+
+LiveInputs::LiveInputs(boost::asio::io_context& io, const DaemonConfig& cfg, FrameDecoder& decoder) {
+  std::uint8_t ch = 0;
+  for (const auto& ic : cfg.signals->interfaces()) {
+    auto o = io::SocketCanOptions::from(ic, ch++, cfg.signals->filter_ids());
+    auto src = std::make_unique<io::SocketCanSource>(
+        io, o, [&decoder](const io::CanFrame& f) { decoder.on_frame(f, monotonic_ns()); });
+    src->on_fatal = [](const std::string& why) { spdlog::error("{}", why); };
+    can_.push_back(std::move(src));
+  }
+  if (cfg.gnss_serial)
+    nmea_ = std::make_unique<io::SerialNmeaSource>(io, *cfg.gnss_serial, [&decoder](std::span<const Measurement> ms) {
+      const auto now = monotonic_ns();
+      for (const auto& m : ms) decoder.push(m, now);
+    });
+  if (can_.empty() && !nmea_)
+    throw ConfigError(cfg.file.string() +
+                      ": /can/interfaces: live operation needs at least one CAN interface or a \"gnss\" serial port");
+}
+
+void LiveInputs::start() {
+  for (auto& s : can_) s->start();
+  if (nmea_) nmea_->start();
+}
+
+void LiveInputs::stop() {
+  for (auto& s : can_) s->stop();
+  if (nmea_) nmea_->stop();
+}
+
+void LiveInputs::add_can_status(StatusRecord& s) const {
+  for (const auto& src : can_) {
+    const auto h = src->health();
+    CanControllerStatus c;
+    set_name(c.name, "can");
+    c.state = h.controller_state >= 0 && h.controller_state <= 5 ? static_cast<CanState>(h.controller_state)
+                                                                 : CanState::unknown;
+    c.tx_errors = h.tx_errors;
+    c.rx_errors = h.rx_errors;
+    c.error_frames = h.error_frames;
+    c.restarts = h.bus_off_restarts;
+    s.add_can(c);
+  }
+}
+
+}  // namespace mbo::runtime

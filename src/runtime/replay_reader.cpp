@@ -1,0 +1,50 @@
+#include "replay_reader.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "mbobserver/runtime/realtime.hpp"
+#include "mbobserver/runtime/signals.hpp"
+
+namespace mbo::runtime {
+
+void run_reader(io::LogReader& log, std::optional<io::CanFrame> first, ReplayPacer pacer, FrameDecoder& decoder,
+                ReplayFeed& feed, const std::atomic<bool>& stop, const ReaderOptions& options) {
+  const bool max = pacer.rate().max;
+  if (!max && options.realtime_priority > 0) apply_realtime(options.realtime_priority, false);
+  block_stop_signals_in_this_thread();
+  const double lead = max ? 0.0 : options.lead_s;
+  auto stopping = [&] { return stop.load(std::memory_order_relaxed); };
+  io::CanFrame f = first.value_or(io::CanFrame{});
+  double t_order = first ? f.t : 0;  // the order time of the frame in hand
+  bool more = first.has_value();
+  auto publish_log_stats = [&] {
+    feed.bad_lines.store(log.stats().bad_lines, std::memory_order_relaxed);
+    feed.backwards.store(log.stats().backwards, std::memory_order_relaxed);
+  };
+  publish_log_stats();
+  for (std::uint64_t n = 0; more && !stopping(); ++n) {
+    if (!pacer.wait_until(f.t - lead, stopping)) break;
+    const std::int64_t now = monotonic_ns();
+    decoder.on_frame(f, max ? now : std::max(now, pacer.target_ns(f.t)), &stop, t_order);
+    feed.t_last_frame.store(std::max(feed.t_last_frame.load(std::memory_order_relaxed), f.t),
+                            std::memory_order_relaxed);
+    feed.raise_watermark(t_order);
+    if ((n & 1023u) == 0) feed.read_fraction.store(log.fraction_read(), std::memory_order_relaxed);
+    more = log.next(f);
+    publish_log_stats();
+    if (more) {
+      t_order = std::max(t_order, f.t);
+      // Every frame before the one now in hand has been handed over: the steps before its
+      // time need not wait for its moment.
+      feed.raise_watermark(std::nextafter(t_order, -std::numeric_limits<double>::infinity()));
+    }
+  }
+  publish_log_stats();
+  feed.read_fraction.store(1.0, std::memory_order_relaxed);
+  feed.done.store(true, std::memory_order_release);
+  feed.raise_watermark(std::numeric_limits<double>::infinity());  // end of the log (or stop)
+  feed.signal();
+}
+
+}  // namespace mbo::runtime
