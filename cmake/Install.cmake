@@ -4,7 +4,7 @@
 #   etc/mbobserver/                     the configuration to edit (config/; an edited file is kept)
 #   share/mbobserver/config/            the shipped configuration, vehicles, models and CAN files
 #   share/mbobserver/scenarios/         the scenarios, which name ../config/... files
-#   share/mbobserver/schemas/           the datagrams' JSON Schemas
+#   share/mbobserver/schemas/           the datagrams' and the summary's JSON Schemas
 #   share/doc/mbobserver/               docs/*.md, README, CHANGELOG, CONTRIBUTING, LICENSE
 #   lib/systemd/system/                 mbobserver.service, written for this prefix
 # The unit and etc/ are placed by an install-time script (cmake/install_config_and_unit.cmake.in)
@@ -30,7 +30,7 @@ endfunction()
 
 install(DIRECTORY config/ DESTINATION ${CMAKE_INSTALL_DATADIR}/mbobserver/config)
 install(DIRECTORY scenarios/ DESTINATION ${CMAKE_INSTALL_DATADIR}/mbobserver/scenarios)
-install(FILES docs/estimate.schema.json docs/status.schema.json DESTINATION ${CMAKE_INSTALL_DATADIR}/mbobserver/schemas)
+install(FILES docs/estimate.schema.json docs/status.schema.json docs/summary.schema.json DESTINATION ${CMAKE_INSTALL_DATADIR}/mbobserver/schemas)
 install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR} FILES_MATCHING PATTERN "*.md")
 install(FILES README.md CHANGELOG.md CONTRIBUTING.md LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR})
 

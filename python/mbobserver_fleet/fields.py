@@ -5,19 +5,19 @@ change this table and nothing else: a pointer that no longer resolves leaves the
 and is named in the row's "missing_fields", which the run prints once at its end.
 """
 
-# column -> JSON pointer into mbobserverd --summary-json (src/runtime/daemon.cpp, "Summary")
+# column -> JSON pointer into mbobserverd --summary-json (docs/summary.schema.json)
 SUMMARY_FIELDS = {
-    "duration_s": "/estimator_time_s",
+    "duration_s": "/run/estimator_time_s",
     "steps": "/steps",
-    "replay_wall_s": "/wall_time_s",
-    "real_time_factor": "/throughput/real_time_factor",
-    "log_lines": "/log_lines",
-    "bad_log_lines": "/bad_log_lines",
-    "timestamp_backwards": "/timestamp_backwards",
+    "replay_wall_s": "/run/wall_time_s",
+    "real_time_factor": "/run/throughput/real_time_factor",
+    "log_lines": "/run/log_lines",
+    "bad_log_lines": "/frames/bad_log_lines",
+    "timestamp_backwards": "/frames/timestamp_backwards",
     "frames_received": "/frames/received",
     "frames_decoded": "/frames/decoded",
-    "frames_unknown_id": "/frames/unknown_id",
-    "frames_rejected_values": "/frames/rejected_values",
+    "frames_unknown_id": "/frames/unknown",
+    "frames_rejected_values": "/frames/rejected",
     "error_frames": "/frames/error_frames",
     "queue_overflows_measurements": "/queues/measurements/overflows",
     "queue_overflows_estimates": "/queues/estimates/overflows",
@@ -30,12 +30,12 @@ SUMMARY_FIELDS = {
     "step_to_send_p99_us": "/latency_us/step_to_send/p99",
     "frame_to_step_p50_us": "/latency_us/frame_to_step/p50",
     "frame_to_step_p99_us": "/latency_us/frame_to_step/p99",
-    "valid_fraction": "/observer/valid_fraction",
-    "resets": "/observer/resets",
+    "valid_fraction": "/run/valid_fraction",
+    "resets": "/resets",
     "model_step_failures": "/observer/model_step_failures",
     "correction_failures": "/observer/correction_failures",
-    "records_written": "/records_written",
-    "max_rss_mb": "/max_rss_mb",
+    "records_written": "/run/records_written",
+    "max_rss_mb": "/run/max_rss_mb",
 }
 
 # column -> (pointer to an object of per-sensor objects, key summed over them)
@@ -45,7 +45,7 @@ SUMMARY_SUMS = {
 }
 
 # the first problems the log reader met (a list of strings), for a failed drive's reason
-SUMMARY_LOG_PROBLEMS = "/log_problems_first"
+SUMMARY_LOG_PROBLEMS = "/run/log_problems_first"
 
 # quantities scored by mbobserver-eval (report: rmse.observer.<q>, max_abs.observer.<q>)
 EVAL_QUANTITIES = ["x", "y", "yaw", "vx", "vy", "yaw_rate", "sideslip_deg"]
