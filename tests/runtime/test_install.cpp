@@ -126,7 +126,7 @@ TEST(InstallLayout, ConfigurationSchemasScenariosDocsAndUnit) {
       EXPECT_NE(fs::status(root / f).permissions() & fs::perms::others_read, fs::perms::none)
           << "the service's dynamic user must read it";
     }
-  for (const char* f : {"estimate.schema.json", "status.schema.json"}) {
+  for (const char* f : {"estimate.schema.json", "status.schema.json", "summary.schema.json"}) {
     ASSERT_TRUE(fs::exists(tree.data() / "schemas" / f)) << f;
     EXPECT_EQ(read(tree.data() / "schemas" / f), read(src / "docs" / f));
   }
