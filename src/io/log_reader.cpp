@@ -144,8 +144,24 @@ double LogReader::fraction_read() const {
   return std::clamp(consumed / static_cast<double>(size_bytes_), 0.0, 1.0);
 }
 
-void LogReader::problem(std::string message) {
-  if (problems_.size() < kMaxProblemsKept) problems_.push_back({line_no_, std::move(message)});
+void LogReader::problem(std::string message) { add_problem(line_no_, std::move(message)); }
+
+void LogReader::add_problem(std::uint64_t line, std::string message) {
+  // A caller that looks ahead reports a line before the reader's newest problems.
+  const auto at = std::upper_bound(problems_.begin(), problems_.end(), line,
+                                   [](std::uint64_t l, const LogProblem& p) { return l < p.line; }) -
+                  problems_.begin();
+  if (problems_.size() >= kMaxProblemsKept) {
+    if (at == static_cast<long>(problems_.size())) return;  // the first kMaxProblemsKept are kept
+    problems_.pop_back();
+  }
+  problems_.insert(problems_.begin() + at, {line, std::move(message)});
+}
+
+void LogReader::reject_frame(std::uint64_t line, std::string message) {
+  ++stats_.bad_lines;
+  if (stats_.frames > 0) --stats_.frames;
+  add_problem(line, std::move(message));
 }
 
 std::uint8_t LogReader::channel_of(std::string_view interface, bool& ok) {
@@ -218,7 +234,7 @@ bool LogReader::next(CanFrame& frame) {
       while (interfaces_.size() <= f.channel) interfaces_.push_back(std::to_string(interfaces_.size() + 1));
       frame = f;
     }
-    if (have_t_ && frame.t < last_t_) {
+    if (time_checks_ && have_t_ && frame.t < last_t_) {
       ++stats_.backwards;
       problem("timestamp goes back by " + format_seconds(last_t_ - frame.t) + " s");
     }

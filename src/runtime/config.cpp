@@ -56,6 +56,12 @@ RuntimeConfig read_runtime_config(const JsonReader& section) {
   c.estimate_queue_capacity = static_cast<std::size_t>(
       section.integer("estimate_queue_capacity", 2, 1 << 16, static_cast<long long>(c.estimate_queue_capacity)));
   c.watchdog = section.boolean("watchdog", c.watchdog);
+  // A gap of a day is a new drive, not a gap; the disorder is below the gap, or a jump would
+  // be taken for disorder.
+  c.max_time_gap_s = section.number_in("max_time_gap_s", 0.01, 86400, c.max_time_gap_s);
+  c.max_time_disorder_s = section.number_in("max_time_disorder_s", 0, 10, c.max_time_disorder_s);
+  if (!(c.max_time_disorder_s < c.max_time_gap_s))
+    section.at("max_time_disorder_s").fail("must be below max_time_gap_s (" + std::to_string(c.max_time_gap_s) + ")");
   section.finish();
   return c;
 }

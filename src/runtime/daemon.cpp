@@ -33,6 +33,8 @@ void fill_status(StatusRecord& s, const DaemonShared& sh, bool replay, const Liv
   if (replay) {
     s.frames.bad_log_lines = sh.feed.bad_lines.load(std::memory_order_relaxed);
     s.frames.timestamp_backwards = sh.feed.backwards.load(std::memory_order_relaxed);
+    s.frames.time_jumps = sh.feed.time_jumps.load(std::memory_order_relaxed);
+    s.frames.time_shifts = sh.feed.time_shifts.load(std::memory_order_relaxed);
   }
   s.add_queue("measurements", sh.measurements.counters());
   s.add_queue("estimates", sh.estimates.counters());
@@ -84,7 +86,12 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
 
   // Inputs: a log read by the reader thread (replay), or the live sources on the I/O thread.
   std::unique_ptr<io::LogReader> log;
-  if (opt.replay) log = std::make_unique<io::LogReader>(*opt.replay);  // ConfigError if unreadable
+  std::unique_ptr<LogTimeline> timeline;
+  if (opt.replay) {
+    log = std::make_unique<io::LogReader>(*opt.replay);  // ConfigError if unreadable
+    timeline = std::make_unique<LogTimeline>(*log, TimelineOptions{.max_gap_s = cfg.runtime.max_time_gap_s,
+                                                                   .max_disorder_s = cfg.runtime.max_time_disorder_s});
+  }
   FrameDecoder decoder(*cfg.signals, shared.measurements, shared.frames, log ? &shared.feed : nullptr);
   std::unique_ptr<LiveInputs> live;
   if (!log) live = std::make_unique<LiveInputs>(io, cfg, decoder);
@@ -101,7 +108,8 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
   ReplayPacer pacer(opt.rate);
   if (log) {
     io::CanFrame f;
-    if (log->next(f)) first_frame = f;  // the first frame fixes the estimator's time origin
+    bool jumped = false;
+    if (timeline->next(f, jumped)) first_frame = f;  // the first frame fixes the estimator's time origin
     const double t_first = first_frame ? first_frame->t : 0;
     pacer.start(t_first);
     steps = std::make_unique<ReplayStepSource>(dt, t_first, pacer, shared.feed, inbox, shared.stop);
@@ -128,8 +136,8 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
 
   std::thread reader;
   if (log)
-    reader = std::thread(run_reader, std::ref(*log), first_frame, pacer, std::ref(decoder), std::ref(shared.feed),
-                         std::cref(shared.stop),
+    reader = std::thread(run_reader, std::ref(*timeline), std::cref(*log), first_frame, pacer, std::ref(decoder),
+                         std::ref(shared.feed), std::cref(shared.stop),
                          ReaderOptions{.lead_s = dt, .realtime_priority = cfg.runtime.realtime_priority});
 
   const EstimatorOptions est_opt{.step_s = dt,

@@ -162,6 +162,8 @@ void write_status_fields(JsonWriter& w, const StatusRecord& s, const JsonOptions
   w.field_int("rejected", s.frames.rejected);
   w.field_int("bad_log_lines", s.frames.bad_log_lines);
   w.field_int("timestamp_backwards", s.frames.timestamp_backwards);
+  w.field_int("time_jumps", s.frames.time_jumps);
+  w.field_int("time_shifts", s.frames.time_shifts);
   w.field_int("known_unmapped", s.frames.known_unmapped);
   w.field_int("error_frames", s.frames.error_frames);
   w.end_object();

@@ -25,7 +25,7 @@ void run_estimator(StepSource& steps, MeasurementInbox& inbox, est::VehicleObser
     inbox.begin_step();
     if (!steps.next(step)) break;
     shared.skipped_steps.store(steps.skipped_steps(), std::memory_order_relaxed);
-    if (opt.stop_after_s > 0 && step.t - steps.t0() > opt.stop_after_s) break;
+    if (opt.stop_after_s > 0 && step.elapsed > opt.stop_after_s) break;
     if (step.paced)
       shared.misses.on_step(step.late, classify_miss(previous_compute_s, dt, step.woke_in_time), step.start_ns);
 
@@ -54,7 +54,7 @@ void run_estimator(StepSource& steps, MeasurementInbox& inbox, est::VehicleObser
       const double done = *steps.fraction_done();
       const double elapsed = (monotonic_ns() - mono0) * 1e-9;
       if (done > 0)
-        std::fprintf(stderr, "\rreplay %5.1f%%  log t=%.1f s  ETA %.0f s   ", 100 * done, step.t - steps.t0(),
+        std::fprintf(stderr, "\rreplay %5.1f%%  log t=%.1f s  ETA %.0f s   ", 100 * done, step.elapsed,
                      elapsed * (1 - done) / done);
     }
   }

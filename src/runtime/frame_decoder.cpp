@@ -46,7 +46,16 @@ void FrameDecoder::push(const Measurement& m, std::int64_t rx_ns, const std::ato
     counters_.rejected.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  const TimedMeasurement tm{m, rx_ns, std::isnan(order_t) ? m.t : order_t};
+  enqueue(TimedMeasurement{m, rx_ns, std::isnan(order_t) ? m.t : order_t}, stop);
+}
+
+void FrameDecoder::push_time_jump(double from, double to, const std::atomic<bool>* stop) {
+  Measurement m;
+  m.t = to;
+  enqueue(TimedMeasurement{m, 0, from, true}, stop);
+}
+
+void FrameDecoder::enqueue(const TimedMeasurement& tm, const std::atomic<bool>* stop) {
   if (!feed_) {
     queue_.push(tm);  // live: a full queue is counted by the queue
     return;

@@ -23,10 +23,14 @@ struct ReplayFeed;
 // where it is the latest log time read so far (the queue's order times never decrease, so a
 // step never depends on how far ahead the reader is; the observer still sees the sample's own
 // time and counts it stale).
+//
+// A replay's time jump (LogTimeline) travels in the same queue, in order: a marker whose
+// `order_t` is the newest time of the old time base and `m.t` the first of the new one.
 struct TimedMeasurement {
   Measurement m;
   std::int64_t rx_ns = 0;
   double order_t = 0;
+  bool time_jump = false;
 };
 
 using MeasurementQueue = SpscQueue<TimedMeasurement>;
@@ -52,12 +56,15 @@ class FrameDecoder {
                 double order_t = std::numeric_limits<double>::quiet_NaN());
   void push(const Measurement& m, std::int64_t rx_ns, const std::atomic<bool>* stop = nullptr,
             double order_t = std::numeric_limits<double>::quiet_NaN());
+  // Replay: the time base jumps from `from` (the newest order time so far) to `to`.
+  void push_time_jump(double from, double to, const std::atomic<bool>* stop);
 
  private:
   const io::SignalMap& map_;
   MeasurementQueue& queue_;
   AtomicFrameCounters& counters_;
   ReplayFeed* feed_;
+  void enqueue(const TimedMeasurement& tm, const std::atomic<bool>* stop);
   std::vector<Measurement> buf_;
 };
 

@@ -8,8 +8,8 @@
 
 namespace mbo::runtime {
 
-void run_reader(io::LogReader& log, std::optional<io::CanFrame> first, ReplayPacer pacer, FrameDecoder& decoder,
-                ReplayFeed& feed, const std::atomic<bool>& stop, const ReaderOptions& options) {
+void run_reader(LogTimeline& timeline, const io::LogReader& log, std::optional<io::CanFrame> first, ReplayPacer pacer,
+                FrameDecoder& decoder, ReplayFeed& feed, const std::atomic<bool>& stop, const ReaderOptions& options) {
   const bool max = pacer.rate().max;
   if (!max && options.realtime_priority > 0) apply_realtime(options.realtime_priority, false);
   block_stop_signals_in_this_thread();
@@ -20,7 +20,9 @@ void run_reader(io::LogReader& log, std::optional<io::CanFrame> first, ReplayPac
   bool more = first.has_value();
   auto publish_log_stats = [&] {
     feed.bad_lines.store(log.stats().bad_lines, std::memory_order_relaxed);
-    feed.backwards.store(log.stats().backwards, std::memory_order_relaxed);
+    feed.backwards.store(timeline.counters().backwards, std::memory_order_relaxed);
+    feed.time_jumps.store(timeline.counters().jumps, std::memory_order_relaxed);
+    feed.time_shifts.store(timeline.counters().shifts, std::memory_order_relaxed);
   };
   publish_log_stats();
   for (std::uint64_t n = 0; more && !stopping(); ++n) {
@@ -31,9 +33,17 @@ void run_reader(io::LogReader& log, std::optional<io::CanFrame> first, ReplayPac
                             std::memory_order_relaxed);
     feed.raise_watermark(t_order);
     if ((n & 1023u) == 0) feed.read_fraction.store(log.fraction_read(), std::memory_order_relaxed);
-    more = log.next(f);
+    bool jumped = false;
+    more = timeline.next(f, jumped);
     publish_log_stats();
     if (more) {
+      if (jumped) {
+        // Queued before the watermark passes the old base: the estimator finishes the steps
+        // of the old base, then goes on at the new one. The gap takes no wall time.
+        decoder.push_time_jump(t_order, f.t, &stop);
+        pacer.skip(t_order, f.t);
+        t_order = f.t;
+      }
       t_order = std::max(t_order, f.t);
       // Every frame before the one now in hand has been handed over: the steps before its
       // time need not wait for its moment.

@@ -13,6 +13,7 @@
 #include "frame_decoder.hpp"
 #include "mbobserver/io/log_reader.hpp"
 #include "mbobserver/runtime/fixed_step_clock.hpp"
+#include "mbobserver/runtime/log_timeline.hpp"
 
 namespace mbo::runtime {
 
@@ -23,8 +24,9 @@ struct ReplayFeed {
   std::atomic<double> t_last_frame{0};  // newest log time read, s
   std::atomic<double> read_fraction{0};  // share of the file read (the progress line)
   std::atomic<bool> done{false};  // end of the log, or stopped
-  // The log's problems so far (LogReader::stats() belongs to the reader thread).
-  std::atomic<std::uint64_t> bad_lines{0}, backwards{0};
+  // The log's problems so far (LogReader::stats() and the timeline's counters belong to the
+  // reader thread).
+  std::atomic<std::uint64_t> bad_lines{0}, backwards{0}, time_jumps{0}, time_shifts{0};
 
   // Wakes the estimator when it sleeps on the reader (a counter, so that a wake-up is never
   // lost between its check and its wait; notify costs no system call without a waiter).
@@ -51,9 +53,11 @@ struct ReaderOptions {
 };
 
 // The reader thread: hands over `first` (the frame that fixed the time origin, if the log has
-// one) and every frame after it, paced by `pacer` (started at the first frame's time), until
-// the log ends or `stop`.
-void run_reader(io::LogReader& log, std::optional<io::CanFrame> first, ReplayPacer pacer, FrameDecoder& decoder,
-                ReplayFeed& feed, const std::atomic<bool>& stop, const ReaderOptions& options);
+// one) and every frame after it on the run's time base (`timeline`, reading `log`), paced by
+// `pacer` (started at the first frame's time), until the log ends or `stop`. A jump of the
+// time base goes into the queue as a marker before the first frame of the new base, and takes
+// no wall time.
+void run_reader(LogTimeline& timeline, const io::LogReader& log, std::optional<io::CanFrame> first, ReplayPacer pacer,
+                FrameDecoder& decoder, ReplayFeed& feed, const std::atomic<bool>& stop, const ReaderOptions& options);
 
 }  // namespace mbo::runtime

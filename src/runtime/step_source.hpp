@@ -20,6 +20,10 @@ namespace mbo::runtime {
 
 struct Step {
   double t = 0;  // estimator time, s
+  // Estimator time stepped since the first step, s (what --stop-after counts): t - t0(), but
+  // a replay's time jumps (LogTimeline) add one step, not the gap.
+  double elapsed = 0;
+  bool time_jump = false;  // replay: the first step of a new time base (the observer resynchronised)
   std::int64_t start_ns = 0;  // CLOCK_MONOTONIC when the step could begin
   bool paced = true;  // false at --rate max: a step has no moment, so no deadline either
   bool late = false;  // began more than a step after its moment (a deadline miss)
@@ -67,7 +71,10 @@ class LiveStepSource final : public StepSource {
 class ReplayStepSource final : public StepSource {
  public:
   // `pacer`: started at `t0`, the first frame's log time. Measurements are drained into
-  // `inbox` while waiting for the reader (a step may hold more of them than the queue).
+  // `inbox` while waiting for the reader (a step may hold more of them than the queue). At a
+  // time jump in the queue, once every step that takes a measurement of the old time base has
+  // run, the inbox resynchronises the observer and the steps go on from the new base's first
+  // time: the gap is never stepped through.
   ReplayStepSource(double step_s, double t0, const ReplayPacer& pacer, const ReplayFeed& feed, MeasurementInbox& inbox,
                    const std::atomic<bool>& stop);
   bool next(Step& step) override;
@@ -83,7 +90,10 @@ class ReplayStepSource final : public StepSource {
   const ReplayFeed& feed_;
   MeasurementInbox& inbox_;
   const std::atomic<bool>& stop_;
-  std::uint64_t k_ = 0;  // index of the next step: the first is at the first frame's time
+  double base_;  // the first step of the current time base: the first frame's time, or a jump's
+  std::uint64_t k_ = 0;  // index of the next step on the current base
+  double elapsed_before_ = 0;  // Step::elapsed of the current base's first step
+  double last_elapsed_ = 0;
 };
 
 }  // namespace mbo::runtime

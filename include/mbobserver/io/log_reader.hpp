@@ -60,6 +60,14 @@ class LogReader {
   // Fraction of the input consumed so far, 0..1 (for a progress line).
   double fraction_read() const;
 
+  // The caller judges the frames' times (the daemon's runtime::LogTimeline, which looks a
+  // frame ahead): the reader then neither counts nor reports a timestamp going backwards.
+  void set_time_checks(bool on) { time_checks_ = on; }
+  // A problem the caller found at `line` (kept in line order with the reader's own).
+  void add_problem(std::uint64_t line, std::string message);
+  // The caller drops a frame the reader returned (from `line`): it counts as a bad line.
+  void reject_frame(std::uint64_t line, std::string message);
+
  private:
   bool next_line(std::string_view& line, bool& too_long);
   void sniff();
@@ -80,6 +88,7 @@ class LogReader {
   std::size_t last_interface_ = 0;
   double last_t_ = 0;
   bool have_t_ = false;
+  bool time_checks_ = true;
   LogStats stats_;
   std::vector<LogProblem> problems_;
 };

@@ -36,6 +36,11 @@ struct RuntimeConfig {
   std::size_t queue_capacity = 8192;  // measurements, I/O -> estimator
   std::size_t estimate_queue_capacity = 256;  // estimate records, estimator -> I/O
   bool watchdog = true;  // feed systemd's watchdog when WatchdogSec= is set
+  // Replay (LogTimeline): a forward jump of the log's time beyond this is a new time base, s
+  double max_time_gap_s = 3.0;
+  // Replay: frames out of order by up to this are taken as they come; beyond it a lone frame
+  // ahead is dropped and a log going back is shifted forward, s
+  double max_time_disorder_s = 0.1;
 };
 
 PublishConfig read_publish_config(const JsonReader& section);

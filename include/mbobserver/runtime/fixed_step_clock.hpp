@@ -122,6 +122,9 @@ class ReplayPacer {
 
   // Anchors log time `log_t0` (s) to now.
   void start(double log_t0) noexcept;
+  // The log's time base jumped from `from` to `to` (LogTimeline): `to` is due when `from` was,
+  // the gap takes no wall time. The same arithmetic wherever it is applied (reader, steps).
+  void skip(double from, double to) noexcept { log_t0_ += to - from; }
   // Sleeps until the wall moment that corresponds to `log_t`; returns at once at `max`,
   // before start(), or when the replay is already behind (a log time going backwards too).
   void wait_until(double log_t) noexcept;

@@ -52,6 +52,8 @@ struct FrameCounters {
   std::uint64_t rejected = 0;  // NaN / out-of-range signal values, bad lengths
   std::uint64_t bad_log_lines = 0;  // replay: garbage or truncated lines
   std::uint64_t timestamp_backwards = 0;  // frames older than their predecessor
+  std::uint64_t time_jumps = 0;  // replay: forward jumps past runtime.max_time_gap_s (resynchronised)
+  std::uint64_t time_shifts = 0;  // replay: the log's clock stepped back (the rest shifted forward)
   std::uint64_t known_unmapped = 0;  // ids in a DBC with no signal mapped to a measurement
   std::uint64_t error_frames = 0;  // CAN error frames
 };
