@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstring>
 
+#include "mbobserver/core/input_file.hpp"
 #include "mbobserver/core/json_reader.hpp"
 #include "mbobserver/io/candump.hpp"
 
@@ -35,6 +36,9 @@ bool looks_like_asc(std::string_view l) {
 }  // namespace
 
 LogReader::LogReader(const std::filesystem::path& file) : name_(file.string()) {
+  // A log is read once through and sniffed from its start: /dev/zero would be read for ever, a
+  // pipe cannot be rewound after the sniff.
+  require_regular_file(file);
   file_ = std::fopen(name_.c_str(), "rb");
   if (!file_) throw ConfigError(name_ + ": cannot open: " + std::strerror(errno));
   std::error_code ec;

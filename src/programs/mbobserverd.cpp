@@ -2,11 +2,31 @@
 //             [--summary-json OUT.json] [--check-config]
 // The daemon (docs/interfaces.md): live from SocketCAN (+ NMEA serial), or replaying a candump /
 // Vector ASC log through the same pipeline.
+#include <charconv>
+#include <cmath>
 #include <iostream>
 
 #include "mbobserver/core/log.hpp"
 #include "mbobserver/core/program.hpp"
 #include "mbobserver/runtime/daemon.hpp"
+
+namespace {
+
+// CLI11 reads "nan", "inf" and "-1" as numbers: an option that is an amount must be finite and
+// positive, and says so naming the value.
+CLI::Validator positive_number(const std::string& unit) {
+  return CLI::Validator(
+      [unit](std::string& text) -> std::string {
+        double v = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v) || !(v > 0))
+          return "expected a number of " + unit + " > 0, got \"" + text + "\"";
+        return "";
+      },
+      "NUMBER > 0");
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"mbobserver daemon: multibody vehicle observer publishing virtual sensors over UDP/JSON", "mbobserverd"};
@@ -15,16 +35,23 @@ int main(int argc, char** argv) {
   std::string config, replay, rate = "realtime", record, summary;
   bool check = false, no_progress = false;
   double stop_after = 0;
+  double record_max_mb = static_cast<double>(mbo::runtime::kDefaultRecordMaxBytes >> 20);
   app.add_option("--config", config,
                  "configuration file (the repository ships config/mbobserver.json, the bundled drive's car)")
       ->required();
   app.add_option("--replay", replay, "replay a candump -l or Vector ASC log instead of the live bus");
   app.add_option("--rate", rate, "replay pace: realtime, max or a factor (2 = twice real time)")->capture_default_str();
   app.add_option("--record", record, "write every estimate as a JSON line (byte-identical for the same log)");
+  app.add_option("--record-max-mb", record_max_mb,
+                 "the --record file's limit, MiB: past it a replay stops with exit code 1 and a live daemon stops "
+                 "recording until SIGHUP")
+      ->capture_default_str()
+      ->check(positive_number("MiB"));
   app.add_option("--summary-json", summary, "also write the final summary to this file");
   app.add_flag("--check-config", check, "validate the configuration and exit");
   app.add_flag("--no-progress", no_progress, "no progress line on stderr during a replay");
-  app.add_option("--stop-after", stop_after, "stop after this many seconds of estimator time");
+  app.add_option("--stop-after", stop_after, "stop after this many seconds of estimator time")
+      ->check(positive_number("seconds"));
   return mbo::run_program(app, argc, argv, common, [&] {
     auto cfg = mbo::runtime::load_daemon_config(config);
     // --log-level wins over the file's "log_level"
@@ -43,6 +70,7 @@ int main(int argc, char** argv) {
     opt.rate = mbo::runtime::parse_replay_rate(rate);
     opt.progress = !no_progress;
     opt.stop_after_s = stop_after;
+    opt.record_max_bytes = static_cast<std::uint64_t>(std::min(record_max_mb * 1048576.0, 1.8e19));
     return mbo::runtime::run_daemon(cfg, opt);
   });
 }

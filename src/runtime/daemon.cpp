@@ -14,6 +14,7 @@
 #include "mbobserver/io/log_reader.hpp"
 #include "mbobserver/runtime/estimate_json.hpp"
 #include "mbobserver/runtime/signals.hpp"
+#include "output_file.hpp"
 #include "record_sink.hpp"
 #include "replay_reader.hpp"
 #include "step_source.hpp"
@@ -28,7 +29,8 @@ double max_rss_mb() {
 }
 
 // The parts of a status record that the publisher cannot know, from what the threads share.
-void fill_status(StatusRecord& s, const DaemonShared& sh, bool replay, const LiveInputs* live) {
+void fill_status(StatusRecord& s, const DaemonShared& sh, bool replay, const LiveInputs* live, const RecordSink& sink,
+                 const OutputFile* summary, std::uint64_t summary_errors) {
   s.frames = sh.frames.snapshot();
   if (replay) {
     s.frames.bad_log_lines = sh.feed.bad_lines.load(std::memory_order_relaxed);
@@ -47,6 +49,11 @@ void fill_status(StatusRecord& s, const DaemonShared& sh, bool replay, const Liv
   s.resets = sh.observer.resets.load(std::memory_order_relaxed);
   s.observer = sh.observer.snapshot();
   if (live) live->add_can_status(s);
+  s.outputs.record_bytes = sink.bytes();
+  s.outputs.records_lost = sink.records_lost();
+  s.outputs.write_errors = sink.write_errors() + summary_errors;
+  s.outputs.last_write_errno = summary && summary->error() ? summary->error() : sink.last_errno();
+  s.outputs.reopens = sink.reopens();
 }
 
 // What only the run as a whole has (after every thread has stopped).
@@ -96,9 +103,27 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
   std::unique_ptr<LiveInputs> live;
   if (!log) live = std::make_unique<LiveInputs>(io, cfg, decoder);
 
-  // Outputs, on the I/O thread: the --record file, UDP/JSON datagrams and status.
+  // Outputs, on the I/O thread: the --record file, UDP/JSON datagrams and status, and the
+  // summary file, opened now so that a path that cannot be written stops the daemon before it
+  // runs (exit 2). A write that fails later is an error: a replay stops and exits 1, a live
+  // daemon shows it in its status (outputs) and exits 1 when it stops.
+  std::unique_ptr<OutputFile> summary;
+  if (opt.summary_json) summary = std::make_unique<OutputFile>(*opt.summary_json, "summary");
   UdpPublisher publisher(io, cfg.publish, dt, JsonOptions{});
-  RecordSink sink(publisher, opt.record);
+  bool write_failed = false;
+  RecordSink sink(publisher, opt.record, opt.record_max_bytes, log != nullptr, [&](const std::string& message) {
+    write_failed = true;
+    if (log)
+      shared.stop.store(true);
+    else
+      notifier.status("output failure: " + message);
+  });
+  std::uint64_t summary_errors = 0;
+  auto summary_failed = [&] {
+    ++summary_errors;
+    write_failed = true;
+    spdlog::error("{}; counted (exit code 1)", summary->error_message());
+  };
 
   // The estimator and its steps.
   est::VehicleObserver observer(cfg.vehicle, cfg.observer, dt);
@@ -117,10 +142,13 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
     steps = std::make_unique<LiveStepSource>(dt);
   }
 
-  StopSignals signals(io, [&](int signo) {
-    spdlog::info("signal {}: stopping", signo);
-    shared.stop.store(true);
-  });
+  StopSignals signals(
+      io, [&](int) { shared.stop.store(true); },
+      [&] {
+        // logrotate: the files it moved away are closed, new ones opened at the same paths
+        sink.reopen();
+        if (summary && !summary->reopen()) summary_failed();
+      });
   std::unique_ptr<WatchdogFeeder> feeder;
   if (cfg.runtime.watchdog && Notifier::watchdog_interval().count() > 0) {
     feeder = std::make_unique<WatchdogFeeder>(io, notifier, shared.progress, Notifier::watchdog_interval());
@@ -129,7 +157,9 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
   if (live) live->start();
   // The I/O thread drains the estimate queue itself, so every record reaches the --record
   // file before the publisher decimates; the publisher runs its status timer.
-  publisher.start_status([&](StatusRecord& s) { fill_status(s, shared, log != nullptr, live.get()); });
+  publisher.start_status([&](StatusRecord& s) {
+    fill_status(s, shared, log != nullptr, live.get(), sink, summary.get(), summary_errors);
+  });
   shared.estimates_ready.async_watch(io, [&] { sink.drain(shared.estimates); });
   notifier.ready();
   notifier.status(log ? "replaying " + opt.replay->string() : "running");
@@ -150,6 +180,7 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
     // The I/O thread finishes: the last records, the final status, then it returns.
     boost::asio::post(io, [&] {
       sink.drain(shared.estimates);
+      sink.close();  // before the final status, which gives its size
       publisher.stop();
       shared.estimates_ready.cancel();
       signals.request_stop(0);
@@ -171,12 +202,13 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
   const StatusRecord status = publisher.make_status();
   const RunSummary run = summarise_run(status, shared, opt, log.get(), sink, dt, wall_s);
   const std::string text = nlohmann::ordered_json::parse(summary_json(status, run)).dump(2);
-  if (opt.summary_json) {
-    std::ofstream out(*opt.summary_json);
-    out << text << "\n";
-  }
+  if (summary && !(summary->replace(text + "\n") && summary->close())) summary_failed();
   std::cout << text << std::endl;
-  return 0;
+  if (!std::cout) {
+    spdlog::error("stdout: writing the summary failed; exit code 1");
+    write_failed = true;
+  }
+  return write_failed ? 1 : 0;
 }
 
 }  // namespace mbo::runtime

@@ -236,6 +236,19 @@ void write_status_fields(JsonWriter& w, const StatusRecord& s, const JsonOptions
     w.string(errno_name(s.publisher.last_send_errno));
   w.end_object();
 
+  w.key("outputs");
+  w.begin_object();
+  w.field_int("record_bytes", s.outputs.record_bytes);
+  w.field_int("records_lost", s.outputs.records_lost);
+  w.field_int("write_errors", s.outputs.write_errors);
+  w.key("last_write_error");
+  if (s.outputs.last_write_errno == 0)
+    w.null();
+  else
+    w.string(errno_name(s.outputs.last_write_errno));
+  w.field_int("reopens", s.outputs.reopens);
+  w.end_object();
+
   w.key("can");
   w.begin_object();
   for (std::size_t i = 0; i < std::min(s.can_count, s.can.size()); ++i) {

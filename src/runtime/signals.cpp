@@ -8,8 +8,9 @@
 
 namespace mbo::runtime {
 
-StopSignals::StopSignals(boost::asio::io_context& io, std::function<void(int)> on_stop)
-    : set_(io, SIGINT, SIGTERM), on_stop_(std::move(on_stop)) {
+StopSignals::StopSignals(boost::asio::io_context& io, std::function<void(int)> on_stop, std::function<void()> on_hangup)
+    : set_(io, SIGINT, SIGTERM), on_stop_(std::move(on_stop)), on_hangup_(std::move(on_hangup)) {
+  if (on_hangup_) set_.add(SIGHUP);
   arm();
 }
 
@@ -23,7 +24,10 @@ void StopSignals::arm() {
   set_.async_wait([this](const boost::system::error_code& ec, int signo) {
     if (ec) return;  // cancelled
     received_.fetch_add(1, std::memory_order_relaxed);
-    if (stop_requested()) {
+    if (signo == SIGHUP) {
+      spdlog::info("SIGHUP: reopening the output files");
+      on_hangup_();
+    } else if (stop_requested()) {
       spdlog::warn("SIG{} while already stopping: ignored", ::sigabbrev_np(signo));
     } else {
       spdlog::info("SIG{}: stopping", ::sigabbrev_np(signo));
@@ -46,6 +50,7 @@ void block_stop_signals_in_this_thread() {
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
   ::pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 

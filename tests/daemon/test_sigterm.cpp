@@ -26,7 +26,7 @@ TEST(Sigterm, DuringARealtimeReplayStopsCleanlyWithASummary) {
   const Result r = daemon.wait();
 
   EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("signal 15: stopping"));
+  EXPECT_THAT(r.err, HasSubstr("SIGTERM: stopping"));
   ASSERT_TRUE(json::accept(r.out)) << r.out;
   const json summary = json::parse(r.out);
   EXPECT_EQ(summary, read_json(summary_file));

@@ -9,6 +9,10 @@
 
 namespace mbo {
 
+// A ConfigError naming `file` if it is a folder, a device, a pipe or a socket (a file that does
+// not exist is left to the caller's open, which says why).
+void require_regular_file(const std::filesystem::path& file);
+
 // The text of `file`, or a ConfigError ("FILE: is a folder, not a file", ...); `kind` names
 // what the file should be ("DBC file") in the message of a file that cannot be opened.
 std::string read_input_file(const std::filesystem::path& file, std::uintmax_t max_bytes, const std::string& kind);

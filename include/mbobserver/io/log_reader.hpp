@@ -37,8 +37,9 @@ class LogReader {
   static constexpr std::size_t kMaxLineLength = 4096;  // longer lines are bad lines
   static constexpr std::size_t kMaxProblemsKept = 1000;  // more are counted, not kept
 
-  // Opens a file; an unreadable file or one that is neither format is a ConfigError
-  // ("file: cannot open: ..." / "file: not a candump -l or Vector ASC log").
+  // Opens a file; an unreadable file, a folder, a device, a pipe or a file that is neither
+  // format is a ConfigError ("file: cannot open: ..." / "file: not a regular file (a device, a
+  // pipe or a socket)" / "file: not a candump -l or Vector ASC log").
   explicit LogReader(const std::filesystem::path& file);
   // Reads text already in memory (tests, fuzzing); `name` is used in messages.
   LogReader(std::string text, std::string name);

@@ -9,6 +9,7 @@
 // Replay and live differ only in where frames come from and which clock paces the loop.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -38,16 +39,20 @@ struct DaemonConfig {
 // Reads and checks the whole file; any error is a ConfigError naming the file and place.
 DaemonConfig load_daemon_config(const std::filesystem::path& file);
 
+inline constexpr std::uint64_t kDefaultRecordMaxBytes = std::uint64_t{16384} << 20;  // 16 GiB
+
 struct DaemonOptions {
   std::optional<std::filesystem::path> replay;  // a candump -l or Vector ASC log
   ReplayRate rate{};  // realtime by default
   std::optional<std::filesystem::path> record;  // JSON lines of every estimate
+  std::uint64_t record_max_bytes = kDefaultRecordMaxBytes;  // --record-max-mb: recording stops there
   std::optional<std::filesystem::path> summary_json;
   bool progress = true;  // progress line with ETA on stderr (replay)
   double stop_after_s = 0;  // > 0: stop after this much estimator time
 };
 
-// Runs until the log ends (replay) or SIGTERM/SIGINT; prints the summary. Returns the exit code.
+// Runs until the log ends (replay) or SIGTERM/SIGINT; prints the summary. Returns the exit code:
+// 0, or 1 when a write of the record, the summary or stdout failed.
 int run_daemon(const DaemonConfig& config, const DaemonOptions& options);
 
 }  // namespace mbo::runtime

@@ -81,6 +81,15 @@ struct PublisherCounters {
   int last_send_errno = 0;  // errno of the most recent failure, 0 if none
 };
 
+// The daemon's output files (--record, --summary-json): a write that fails is an error.
+struct OutputStatus {
+  std::uint64_t record_bytes = 0;  // the --record file's size
+  std::uint64_t records_lost = 0;  // estimates that did not reach the --record file
+  std::uint64_t write_errors = 0;  // failed writes of the record and the summary
+  int last_write_errno = 0;  // errno of the most recent failure, 0 if none
+  std::uint64_t reopens = 0;  // SIGHUP: the files opened again at their paths
+};
+
 inline constexpr std::size_t kMaxStatusQueues = 4;
 inline constexpr std::size_t kMaxCanControllers = 4;
 
@@ -108,6 +117,7 @@ struct StatusRecord {
   std::array<std::uint64_t, kFaultNames.size()> faults_steps{};  // estimates with each fault
 
   PublisherCounters publisher{};
+  OutputStatus outputs{};
   std::array<CanControllerStatus, kMaxCanControllers> can{};
   std::size_t can_count = 0;
   std::array<SensorHealth, kSensorKindCount> sensors{};
