@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <cmath>
+#include <cstdint>
 #include <fstream>
 #include <sstream>
 
@@ -263,10 +264,24 @@ double JsonReader::number_in(std::string_view key, double lo, double hi, double 
   return has(key) ? number_in(key, lo, hi) : fallback;
 }
 
+double JsonReader::positive_up_to(std::string_view key, double hi) const {
+  auto r = at(key);
+  double v = r.as_number();
+  if (!(v > 0 && v <= hi)) r.fail("must be in (0, " + format_number(hi) + "], got " + format_number(v));
+  return v;
+}
+double JsonReader::positive_up_to(std::string_view key, double hi, double fallback) const {
+  return has(key) ? positive_up_to(key, hi) : fallback;
+}
+
 long long JsonReader::integer(std::string_view key, long long lo, long long hi) const {
   auto r = at(key);
   const auto& v = r.json();
   if (!v.is_number_integer()) r.fail("expected an integer, got " + type_name(v));
+  // nlohmann keeps 2^63.. 2^64-1 as unsigned: as long long they would read as negatives
+  if (v.is_number_unsigned() && (hi < 0 || v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi)))
+    r.fail("must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
+           std::to_string(v.get<std::uint64_t>()));
   long long x = v.get<long long>();
   if (x < lo || x > hi)
     r.fail("must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + std::to_string(x));
@@ -304,6 +319,16 @@ std::string JsonReader::choice(std::string_view key, std::initializer_list<std::
 }
 
 std::vector<double> JsonReader::numbers(std::string_view key, std::size_t n) const { return at(key).as_numbers(n); }
+
+std::vector<double> JsonReader::numbers_in(std::string_view key, std::size_t n, double lo, double hi) const {
+  auto r = at(key);
+  auto v = r.as_numbers(n);
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (!(v[i] >= lo && v[i] <= hi))
+      JsonReader(doc_, &r.json()[i], file_, r.pointer_ + "/" + std::to_string(i))
+          .fail("must be in [" + format_number(lo) + ", " + format_number(hi) + "], got " + format_number(v[i]));
+  return v;
+}
 
 void JsonReader::finish() const {
   if (!value_->is_object()) return;

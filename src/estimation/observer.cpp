@@ -22,9 +22,9 @@ void read_forced_coordinates(const JsonReader& fe, const std::vector<std::string
       continue;
     }
     fs.forced.push_back(static_cast<int>(j));
-    fs.accel_rate_noise.push_back(p.non_negative(n));
+    fs.accel_rate_noise.push_back(p.number_in(n, 0, kMaxPlantNoise));
     if (!i.has(n)) i.fail("missing \"" + n + "\"");
-    fs.initial_std_a.push_back(i.positive(n));
+    fs.initial_std_a.push_back(i.positive_up_to(n, kMaxInitialStd));
   }
   p.finish();  // a name that is not an observed coordinate is an unknown key
   i.finish();
@@ -38,7 +38,7 @@ void read_force_error_settings(const JsonReader& fe, ObserverSettings& s, int de
   s.jacobian_terms = fe.choice("jacobian_terms", {"all", "forces"}, all_default ? "all" : "forces") == "all"
                          ? JacobianTerms::all
                          : JacobianTerms::forces;
-  s.jacobian_max_change = fe.non_negative("jacobian_max_change", 1.0);
+  s.jacobian_max_change = fe.number_in("jacobian_max_change", 0, 1e6, 1.0);
   const bool inertial_default = default_correction == ForceCorrection::inertial;
   s.force_correction =
       fe.choice("correction", {"inertial", "coordinates"}, inertial_default ? "inertial" : "coordinates") == "inertial"

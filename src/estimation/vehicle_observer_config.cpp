@@ -43,11 +43,11 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
   }
   auto& fs = c.settings.filter;
   auto pn = f.at("plant_noise");
-  for (const auto& n : observed) fs.accel_noise.push_back(pn.non_negative(n));
+  for (const auto& n : observed) fs.accel_noise.push_back(pn.number_in(n, 0, kMaxPlantNoise));
   pn.finish();
   auto is = f.at("initial_std");
-  for (const auto& n : observed) fs.initial_std_z.push_back(is.positive(n));
-  for (const auto& n : observed) fs.initial_std_zd.push_back(is.positive(n + "_dot"));
+  for (const auto& n : observed) fs.initial_std_z.push_back(is.positive_up_to(n, kMaxInitialStd));
+  for (const auto& n : observed) fs.initial_std_zd.push_back(is.positive_up_to(n + "_dot", kMaxInitialStd));
   is.finish();
   if (auto fe = f.find("force_error")) {
     read_forced_coordinates(*fe, observed, fs);
@@ -58,10 +58,11 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
         if (name != "mu") ei->fail("\"" + name + "\" is not an input the filter can estimate (mu)");
         auto in = ei->at(name);
         c.settings.estimated_inputs.push_back(vehicle.in.mu);
-        fs.input_rate_noise.push_back(in.non_negative("plant_noise"));
-        fs.initial_std_p.push_back(in.positive("initial_std"));
-        c.settings.input_min.push_back(in.positive("min", 0.05));
-        c.settings.input_max.push_back(in.positive("max", 1.5));
+        // friction: the tyres' mu range (vehicle files: 0.01..3)
+        fs.input_rate_noise.push_back(in.number_in("plant_noise", 0, 1));
+        fs.initial_std_p.push_back(in.positive_up_to("initial_std", 3));
+        c.settings.input_min.push_back(in.number_in("min", 0.01, 3, 0.05));
+        c.settings.input_max.push_back(in.number_in("max", 0.01, 3, 1.5));
         if (!(c.settings.input_min.back() <= c.settings.input_max.back())) in.fail("\"min\" is above \"max\"");
         // One friction for all four tyres, starting from theirs.
         const double front = vehicle.params.axles[0].tyre.mu, rear = vehicle.params.axles[1].tyre.mu;
@@ -79,8 +80,21 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
   } else if (c.filter_type == "errorEKF-FE") {
     f.fail("errorEKF-FE needs a \"force_error\" block");
   }
-  fs.gate_sigma = f.non_negative("gate_sigma", 5);
-  fs.max_variance = f.positive("max_variance", 1e8);
+  fs.gate_sigma = f.number_in("gate_sigma", 0, aiding::kMaxGateSigma, 5);
+  fs.max_variance = f.positive_up_to("max_variance", 1e12, 1e8);
+  // A start whose variance is already at the divergence bound would reset at once, for ever.
+  auto check_start = [&](const JsonReader& where, const std::string& key, double std) {
+    if (!(std * std < fs.max_variance))
+      where.at(key).fail("its variance " + std::to_string(std * std) + " is not below max_variance (" +
+                         std::to_string(fs.max_variance) + ")");
+  };
+  for (std::size_t k = 0; k < observed.size(); ++k) {
+    check_start(is, observed[k], fs.initial_std_z[k]);
+    check_start(is, observed[k] + "_dot", fs.initial_std_zd[k]);
+  }
+  if (auto fe = f.find("force_error"))
+    for (std::size_t k = 0; k < fs.forced.size(); ++k)
+      check_start(fe->at("initial_std"), observed[static_cast<std::size_t>(fs.forced[k])], fs.initial_std_a[k]);
   c.settings.correction =
       f.choice("correction", {"position_problem", "velocity_approximation"}, "position_problem") == "position_problem"
           ? Correction::position_problem
@@ -92,13 +106,18 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
   if (auto m = sec.find("imu")) c.imu = aiding::read_imu_config(*m, gate);
   if (auto w = sec.find("wheels")) c.wheels = aiding::read_wheel_sensor_config(*w, gate);
   if (auto v = sec.find("validity")) {
-    c.validity.max_position_std = v->positive("max_position_std", c.validity.max_position_std);
-    c.validity.max_yaw_std = v->positive("max_yaw_std_deg", c.validity.max_yaw_std / kDeg) * kDeg;
-    c.validity.max_velocity_std = v->positive("max_velocity_std", c.validity.max_velocity_std);
+    c.validity.max_position_std = v->positive_up_to("max_position_std", 1e4, c.validity.max_position_std);
+    c.validity.max_yaw_std = v->positive_up_to("max_yaw_std_deg", 180, c.validity.max_yaw_std / kDeg) * kDeg;
+    c.validity.max_velocity_std = v->positive_up_to("max_velocity_std", 1e3, c.validity.max_velocity_std);
     auto& M = c.validity.monitor;
-    M.nis_time_constant_s = v->positive("nis_time_constant_s", M.nis_time_constant_s);
-    M.nis_limit = v->positive("nis_limit", M.nis_limit);
-    M.nis_cap = v->positive("nis_cap", M.nis_cap);
+    M.nis_time_constant_s = v->positive_up_to("nis_time_constant_s", 3600, M.nis_time_constant_s);
+    M.nis_limit = v->positive_up_to("nis_limit", 1e6, M.nis_limit);
+    M.nis_cap = v->positive_up_to("nis_cap", 1e12, M.nis_cap);
+    // a cap below the limit would keep the filtered NIS under it whatever the innovations
+    if (!(M.nis_cap > M.nis_limit))
+      (v->has("nis_cap") ? v->at("nis_cap") : *v)
+          .fail("nis_cap (" + std::to_string(M.nis_cap) + ") must be above nis_limit (" + std::to_string(M.nis_limit) +
+                ")");
     M.rejections = static_cast<int>(v->integer("rejections", 1, 1000, M.rejections));
     M.settle_samples = static_cast<int>(v->integer("settle_samples", 0, 100000, M.settle_samples));
     v->finish();

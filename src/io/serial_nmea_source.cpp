@@ -19,6 +19,10 @@ SerialNmeaOptions read_gnss_serial_config(const JsonReader& gnss) {
   SerialNmeaOptions o;
   o.device = gnss.string("device");
   if (o.device.empty()) gnss.at("device").fail("must not be empty");
+  // It may be plugged in later (the source reconnects), but a folder never becomes a port.
+  std::error_code ec;
+  if (std::filesystem::is_directory(o.device, ec))
+    gnss.at("device").fail(o.device + ": is a folder, not a serial port");
   const long long b = gnss.integer("baud", 1, 4'000'000, 9600);
   switch (b) {
     case 4800:
@@ -40,8 +44,8 @@ SerialNmeaOptions read_gnss_serial_config(const JsonReader& gnss) {
   o.nmea.require_checksum = gnss.boolean("require_checksum", true);
   o.channels.position_from_rmc = gnss.choice("position_from", {"gga", "rmc"}, "gga") == "rmc";
   o.channels.velocity_from_vtg = gnss.choice("velocity_from", {"rmc", "vtg"}, "rmc") == "vtg";
-  o.reconnect_initial_s = gnss.positive("reconnect_initial_s", 0.5);
-  o.reconnect_max_s = gnss.positive("reconnect_max_s", 5.0);
+  o.reconnect_initial_s = gnss.positive_up_to("reconnect_initial_s", 3600, 0.5);
+  o.reconnect_max_s = gnss.positive_up_to("reconnect_max_s", 3600, 5.0);
   gnss.finish();
   return o;
 }

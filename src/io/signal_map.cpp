@@ -39,7 +39,7 @@ double conversion(const JsonReader& entry, const DbcSignal& s, const std::string
       entry.at("unit").fail("unit \"" + declared + "\" disagrees with the DBC's \"" + dbc_unit + "\" for " + qualified);
   }
   if (entry.has("scale")) {
-    const double scale = entry.number("scale");
+    const double scale = entry.number_in("scale", -1e12, 1e12);
     if (find_unit(declared) && !(declared.empty() && cu.dimension == Dimension::count))
       entry.at("scale").fail("unit \"" + declared + "\" of " + qualified + " converts by itself: remove \"scale\"");
     if (scale == 0) entry.at("scale").fail("must not be 0");
@@ -84,6 +84,15 @@ SignalMap SignalMap::from_config(const JsonReader& can) {
       e.fail(err.what());
     }
   }
+  // Which file each message comes from, for messages naming a DBC line.
+  std::vector<std::pair<std::string, std::string>> message_file;
+  for (const auto& d : dbcs)
+    for (const auto& msg : d.messages) message_file.emplace_back(msg.name, d.file);
+  auto file_of = [&](const std::string& message) {
+    for (const auto& [name, file] : message_file)
+      if (name == message) return file;
+    return std::string();
+  };
   Dbc merged;
   try {
     merged = merge_dbcs(std::move(dbcs));
@@ -99,10 +108,10 @@ SignalMap SignalMap::from_config(const JsonReader& can) {
       if (c.name.empty() || c.name.size() > 15) i.at("name").fail("must be 1..15 characters (IFNAMSIZ)");
       c.fd = i.boolean("fd", false);
       c.restart_bus_off = i.boolean("restart_bus_off", false);
-      c.reconnect_initial_s = i.positive("reconnect_initial_s", 0.1);
-      c.reconnect_max_s = i.positive("reconnect_max_s", 5.0);
+      c.reconnect_initial_s = i.positive_up_to("reconnect_initial_s", 3600, 0.1);
+      c.reconnect_max_s = i.positive_up_to("reconnect_max_s", 3600, 5.0);
       if (c.reconnect_max_s < c.reconnect_initial_s) i.at("reconnect_max_s").fail("must be >= reconnect_initial_s");
-      c.state_poll_s = i.positive("state_poll_s", 1.0);
+      c.state_poll_s = i.positive_up_to("state_poll_s", 3600, 1.0);
       i.finish();
       map.interfaces_.push_back(std::move(c));
     }
@@ -134,6 +143,20 @@ SignalMap SignalMap::from_config(const JsonReader& can) {
       entry.at("signal").fail("message " + m.message + " has no signal \"" + m.signal + "\" in " +
                               map.codec_.dbc().file);
     m.signal_index = static_cast<std::size_t>(s - m.codec->message().signals.data());
+    {
+      // What a DBC can say that no frame could carry: the mapping would never give a value.
+      const DbcMessage& msg = m.codec->message();
+      const std::string at = file_of(m.message) + ":" + std::to_string(s->line) + ": " + qualified;
+      const SignalLayout& l = m.codec->layout(m.signal_index);
+      if (l.end_byte > msg.size)
+        entry.at("signal").fail(at + " (start bit " + std::to_string(s->start_bit) + ", " + std::to_string(s->length) +
+                                " bits, " + (l.big_endian ? "big" : "little") + "-endian) needs " +
+                                std::to_string(l.end_byte) + " bytes: it does not fit its " + std::to_string(msg.size) +
+                                "-byte message");
+      if (s->factor == 0) entry.at("signal").fail(at + " has factor 0: every raw value would decode to its offset");
+      if (!std::isfinite(s->factor) || !std::isfinite(s->offset))
+        entry.at("signal").fail(at + " has a factor or offset that is not a finite number");
+    }
     if (s->minimum < s->maximum) {
       const double half_step = s->value_type == ValueType::integer ? 0.5 * std::abs(s->factor) : 0.0;
       m.minimum = s->minimum - half_step;

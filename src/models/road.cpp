@@ -100,15 +100,18 @@ int road_contacts(const Road& road, const Vector3d& C, const Vector3d& a, double
 
 Road load_road(const JsonReader& r) {
   Road road;
-  road.z0_m = r.number("z0_m", 0.0);
+  // Physical ranges (docs/vehicle-format.md): heights of a road on Earth, m; positions
+  // within a drive of 10 000 km.
+  constexpr double kMaxHeight_m = 1e4, kMaxDistance_m = 1e7;
+  road.z0_m = r.number_in("z0_m", -kMaxHeight_m, kMaxHeight_m, 0.0);
   road.grade = r.number_in("grade", -0.5, 0.5, 0.0);
   road.crossfall = r.number_in("crossfall", -0.5, 0.5, 0.0);
   if (auto bs = r.find("bumps")) {
     for (const auto& item : bs->items()) {
       Bump b;
-      b.x_m = item.number("x_m");
-      b.height_m = item.positive("height_m");
-      b.length_m = item.positive("length_m");
+      b.x_m = item.number_in("x_m", -kMaxDistance_m, kMaxDistance_m);
+      b.height_m = item.positive_up_to("height_m", 1);
+      b.length_m = item.positive_up_to("length_m", 1000);
       if (b.height_m > b.length_m / 2)
         item.fail("height_m must not exceed half of length_m (the profile is a circular cap)");
       item.finish();
@@ -123,16 +126,16 @@ Road load_road(const JsonReader& r) {
   }
   if (auto g = r.find("grid")) {
     HeightGrid& grid = road.grid;
-    auto origin = g->numbers("origin_m", 2);
+    auto origin = g->numbers_in("origin_m", 2, -kMaxDistance_m, kMaxDistance_m);
     grid.x0_m = origin[0];
     grid.y0_m = origin[1];
-    auto spacing = g->numbers("spacing_m", 2);
+    auto spacing = g->numbers_in("spacing_m", 2, -1e4, 1e4);
     grid.dx_m = spacing[0];
     grid.dy_m = spacing[1];
     if (!(grid.dx_m > 0 && grid.dy_m > 0)) g->at("spacing_m").fail("spacings must be > 0");
     grid.nx = static_cast<int>(g->integer("nx", 2, 100000));
     grid.ny = static_cast<int>(g->integer("ny", 2, 100000));
-    grid.z_m = g->numbers("heights_m");
+    grid.z_m = g->numbers_in("heights_m", 0, -kMaxHeight_m, kMaxHeight_m);
     if (grid.z_m.size() != static_cast<std::size_t>(grid.nx) * grid.ny)
       g->at("heights_m")
           .fail("expected nx * ny = " + std::to_string(grid.nx * grid.ny) + " heights, got " +

@@ -17,19 +17,22 @@ std::string fmt(double v) {
   return o.str();
 }
 
-Vector3d vec3(const JsonReader& r, std::string_view key) {
-  auto v = r.numbers(key, 3);
+// Physical ranges of a road vehicle's file (docs/vehicle-format.md): positions within this of
+// the vehicle frame's origin, m.
+constexpr double kMaxPosition_m = 50;
+
+Vector3d vec3(const JsonReader& r, std::string_view key, double lo = -kMaxPosition_m, double hi = kMaxPosition_m) {
+  auto v = r.numbers_in(key, 3, lo, hi);
   return {v[0], v[1], v[2]};
 }
 
 MagicFormula read_mf(const JsonReader& r) {
   MagicFormula m;
-  m.stiffness = r.positive("stiffness");
+  m.stiffness = r.positive_up_to("stiffness", 1000);  // slip stiffness per unit load
   m.C = r.number("C");
   if (!(m.C > 1 && m.C < 2)) r.at("C").fail("must be in (1, 2) so that the curve has a peak, got " + fmt(m.C));
-  m.E = r.number("E", 0.0);
-  if (!(m.E <= 1)) r.at("E").fail("must be <= 1, got " + fmt(m.E));
-  m.peak_factor = r.positive("peak_factor", 1.0);
+  m.E = r.number_in("E", -100, 1, 0.0);
+  m.peak_factor = r.positive_up_to("peak_factor", 10, 1.0);
   r.finish();
   try {
     mf_peak_argument(m.C, m.E);
@@ -41,28 +44,28 @@ MagicFormula read_mf(const JsonReader& r) {
 
 TyreParams read_tyre(const JsonReader& r) {
   TyreParams t;
-  t.radius_m = r.positive("radius_m");
-  t.width_m = r.positive("width_m");
-  t.radial_stiffness_N_per_m = r.positive("radial_stiffness_N_per_m");
-  t.radial_damping_Ns_per_m = r.non_negative("radial_damping_Ns_per_m");
+  t.radius_m = r.positive_up_to("radius_m", 2);
+  t.width_m = r.positive_up_to("width_m", 2);
+  t.radial_stiffness_N_per_m = r.positive_up_to("radial_stiffness_N_per_m", 1e8);
+  t.radial_damping_Ns_per_m = r.number_in("radial_damping_Ns_per_m", 0, 1e6);
   t.mu = r.number_in("mu", 0.01, 3.0);
-  t.nominal_load_N = r.positive("nominal_load_N");
+  t.nominal_load_N = r.positive_up_to("nominal_load_N", 1e6);
   t.load_sensitivity = r.number_in("load_sensitivity", -0.9, 0.9, 0.0);
   t.longitudinal = read_mf(r.at("longitudinal"));
   t.lateral = read_mf(r.at("lateral"));
   t.rolling_resistance = r.number_in("rolling_resistance", 0.0, 0.2);
-  t.rolling_resistance_speed2 = r.non_negative("rolling_resistance_speed2_s2_per_m2", 0.0);
-  t.rolling_transition_mps = r.positive("rolling_transition_mps", t.rolling_transition_mps);
-  t.low_speed_mps = r.positive("low_speed_mps", t.low_speed_mps);
-  t.brake_transition_radps = r.positive("brake_transition_radps", t.brake_transition_radps);
+  t.rolling_resistance_speed2 = r.number_in("rolling_resistance_speed2_s2_per_m2", 0, 0.01, 0.0);
+  t.rolling_transition_mps = r.positive_up_to("rolling_transition_mps", 10, t.rolling_transition_mps);
+  t.low_speed_mps = r.positive_up_to("low_speed_mps", 10, t.low_speed_mps);
+  t.brake_transition_radps = r.positive_up_to("brake_transition_radps", 100, t.brake_transition_radps);
   r.finish();
   return t;
 }
 
 mb::Table read_table(const JsonReader& r, const char* xkey, const char* ykey) {
   mb::Table t;
-  t.x = r.numbers(xkey);
-  t.y = r.numbers(ykey);
+  t.x = r.numbers_in(xkey, 0, -100, 100);  // m/s of a strut
+  t.y = r.numbers_in(ykey, 0, -1e6, 1e6);  // N
   if (t.x.size() < 2) r.at(xkey).fail("needs at least two points");
   if (t.x.size() != t.y.size())
     r.at(ykey).fail("has " + std::to_string(t.y.size()) + " values for " + std::to_string(t.x.size()) + " points");
@@ -73,14 +76,14 @@ mb::Table read_table(const JsonReader& r, const char* xkey, const char* ykey) {
 
 SuspensionParams read_suspension(const JsonReader& r) {
   SuspensionParams s;
-  s.spring_N_per_m = r.positive("spring_N_per_m");
+  s.spring_N_per_m = r.positive_up_to("spring_N_per_m", 1e7);
   if (r.has("spring_preload_N") && r.has("spring_preload_m"))
     r.fail("give spring_preload_N or spring_preload_m, not both");
-  if (r.has("spring_preload_N")) s.preload_N = r.non_negative("spring_preload_N");
-  if (r.has("spring_preload_m")) s.preload_N = s.spring_N_per_m * r.non_negative("spring_preload_m");
+  if (r.has("spring_preload_N")) s.preload_N = r.number_in("spring_preload_N", 0, 1e6);
+  if (r.has("spring_preload_m")) s.preload_N = s.spring_N_per_m * r.number_in("spring_preload_m", 0, 1);
   if (r.has("damper") == r.has("damping_Ns_per_m")) r.fail("give either damper (a table) or damping_Ns_per_m");
   if (r.has("damping_Ns_per_m")) {
-    double c = r.non_negative("damping_Ns_per_m");
+    double c = r.number_in("damping_Ns_per_m", 0, 1e6);
     s.damper.x = {-1, 1};
     s.damper.y = {-c, c};
   } else {
@@ -96,18 +99,18 @@ SuspensionParams read_suspension(const JsonReader& r) {
       if (s.damper.y[i] < s.damper.y[i - 1]) d.at("force_N").fail("must not decrease with velocity");
   }
   if (auto b = r.find("bump_stop")) {
-    s.bump_clearance_m = b->positive("clearance_m");
-    s.bump_stiffness_N_per_m = b->positive("stiffness_N_per_m");
+    s.bump_clearance_m = b->positive_up_to("clearance_m", 1);
+    s.bump_stiffness_N_per_m = b->positive_up_to("stiffness_N_per_m", 1e9);
     b->finish();
   }
   if (auto b = r.find("rebound_stop")) {
-    s.rebound_clearance_m = b->positive("clearance_m");
-    s.rebound_stiffness_N_per_m = b->positive("stiffness_N_per_m");
+    s.rebound_clearance_m = b->positive_up_to("clearance_m", 1);
+    s.rebound_stiffness_N_per_m = b->positive_up_to("stiffness_N_per_m", 1e9);
     b->finish();
   }
-  s.anti_roll_N_per_m = r.non_negative("anti_roll_N_per_m", 0.0);
+  s.anti_roll_N_per_m = r.number_in("anti_roll_N_per_m", 0, 1e7, 0.0);
   if (r.has("axis")) {
-    Vector3d a = vec3(r, "axis");
+    Vector3d a = vec3(r, "axis", -1, 1);
     if (a.norm() < 1e-9) r.at("axis").fail("must not be zero");
     a.normalize();
     if (a.z() < 0.5) r.at("axis").fail("must point upwards, within 60 degrees of the chassis z axis");
@@ -119,15 +122,15 @@ SuspensionParams read_suspension(const JsonReader& r) {
 
 AxleParams read_axle(const JsonReader& r) {
   AxleParams a;
-  a.x_m = r.number("x_m");
-  a.track_m = r.positive("track_m");
-  a.unsprung_mass_kg = r.positive("unsprung_mass_kg");
-  a.spin_inertia_kgm2 = r.positive("spin_inertia_kgm2");
-  a.diametral_inertia_kgm2 = r.positive("diametral_inertia_kgm2", a.spin_inertia_kgm2 / 2);
+  a.x_m = r.number_in("x_m", -kMaxPosition_m, kMaxPosition_m);
+  a.track_m = r.positive_up_to("track_m", 5);
+  a.unsprung_mass_kg = r.positive_up_to("unsprung_mass_kg", 1e4);
+  a.spin_inertia_kgm2 = r.positive_up_to("spin_inertia_kgm2", 1e3);
+  a.diametral_inertia_kgm2 = r.positive_up_to("diametral_inertia_kgm2", 1e3, a.spin_inertia_kgm2 / 2);
   a.toe_in_rad = r.number_in("toe_in_rad", -0.1, 0.1, 0.0);
   a.camber_rad = r.number_in("camber_rad", -0.2, 0.2, 0.0);
   a.steered = r.boolean("steered");
-  a.brake_gain_Nm_per_Pa = r.non_negative("brake_gain_Nm_per_Pa");
+  a.brake_gain_Nm_per_Pa = r.number_in("brake_gain_Nm_per_Pa", 0, 0.1);  // 10 kN m per bar
   a.suspension = read_suspension(r.at("suspension"));
   a.tyre = read_tyre(r.at("tyre"));
   r.finish();
@@ -178,23 +181,23 @@ VehicleParams vehicle_params_from_json(const nlohmann::json& doc, const std::str
     for (const auto& item : s->items()) v.sources.push_back(item.as_string());
 
   auto ch = r.at("chassis");
-  v.mass_kg = ch.positive("mass_kg");
+  v.mass_kg = ch.positive_up_to("mass_kg", 1e5);
   v.cg_m = vec3(ch, "cg_m");
-  auto I = ch.numbers("inertia_kgm2", 3);
+  auto I = ch.numbers_in("inertia_kgm2", 3, -1e7, 1e7);
   for (int k = 0; k < 3; ++k)
     if (!(I[k] > 0)) ch.at("inertia_kgm2").fail("principal moments must be > 0, got " + fmt(I[k]));
   if (I[0] + I[1] < I[2] || I[1] + I[2] < I[0] || I[0] + I[2] < I[1])
     ch.at("inertia_kgm2").fail("violates the triangle inequality (no rigid body has these moments)");
   v.inertia_kgm2 = Eigen::Vector3d(I[0], I[1], I[2]).asDiagonal();
   if (ch.has("inertia_products_kgm2")) {
-    auto p = ch.numbers("inertia_products_kgm2", 3);  // Ixy, Ixz, Iyz (tensor entries)
+    auto p = ch.numbers_in("inertia_products_kgm2", 3, -1e7, 1e7);  // Ixy, Ixz, Iyz (tensor entries)
     v.inertia_kgm2(0, 1) = v.inertia_kgm2(1, 0) = p[0];
     v.inertia_kgm2(0, 2) = v.inertia_kgm2(2, 0) = p[1];
     v.inertia_kgm2(1, 2) = v.inertia_kgm2(2, 1) = p[2];
     if (v.inertia_kgm2.llt().info() != Eigen::Success)
       ch.at("inertia_products_kgm2").fail("make the inertia tensor not positive definite");
   }
-  v.width_m = ch.positive("width_m");
+  v.width_m = ch.positive_up_to("width_m", 5);
   ch.finish();
 
   auto axles = r.at("axles");
@@ -204,18 +207,18 @@ VehicleParams vehicle_params_from_json(const nlohmann::json& doc, const std::str
 
   if (auto s = r.find("steering")) {
     v.ackermann = s->number_in("ackermann", 0.0, 1.0, 1.0);
-    v.rack_gain_rad_per_m = s->non_negative("rack_gain_rad_per_m", 0.0);
+    v.rack_gain_rad_per_m = s->number_in("rack_gain_rad_per_m", 0, 1000, 0.0);
     v.max_steer_rad = s->number_in("max_angle_rad", 0.05, 1.2, v.max_steer_rad);
     s->finish();
   }
   if (auto a = r.find("aerodynamics")) {
-    v.drag_coefficient = a->non_negative("drag_coefficient");
-    v.frontal_area_m2 = a->non_negative("frontal_area_m2");
-    v.air_density_kg_per_m3 = a->positive("air_density_kg_per_m3", 1.2);
+    v.drag_coefficient = a->number_in("drag_coefficient", 0, 5);
+    v.frontal_area_m2 = a->number_in("frontal_area_m2", 0, 50);
+    v.air_density_kg_per_m3 = a->positive_up_to("air_density_kg_per_m3", 5, 1.2);
     if (a->has("pressure_centre_m")) v.pressure_centre_m = vec3(*a, "pressure_centre_m");
     a->finish();
   }
-  v.gravity_mps2 = r.positive("gravity_mps2", 9.81);
+  v.gravity_mps2 = r.positive_up_to("gravity_mps2", 30, 9.81);
   if (auto rd = r.find("road")) v.road = load_road(*rd);
   if (auto s = r.find("solver")) {
     v.newton_tolerance = s->number_in("newton_tolerance", 1e-14, 1e-4, v.newton_tolerance);

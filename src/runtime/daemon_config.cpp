@@ -1,5 +1,6 @@
 #include <algorithm>
 
+#include "mbobserver/core/input_file.hpp"
 #include "mbobserver/core/json_reader.hpp"
 #include "mbobserver/core/log.hpp"
 #include "mbobserver/models/vehicle_params.hpp"
@@ -23,6 +24,15 @@ DaemonConfig load_daemon_config(const std::filesystem::path& file) {
   {
     auto v = root.at("vehicle");
     auto path = root.directory() / v.as_string();
+    // The file named where the configuration names it (the vehicle file's own errors name
+    // their pointer in it).
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) v.fail(path.string() + ": no such file");
+    try {
+      require_regular_file(path);
+    } catch (const ConfigError& e) {
+      v.fail(e.what());
+    }
     c.vehicle = std::make_shared<const models::Vehicle>(models::build_vehicle(models::load_vehicle_params(path)));
   }
   c.signals = std::make_shared<const io::SignalMap>(io::SignalMap::from_config(root.at("can")));

@@ -113,3 +113,22 @@ TEST(JsonReader, FoldersAndDevicesAreNoConfigurationAndAreNotRead) {
   // /dev/zero would otherwise be read for ever
   EXPECT_THAT(error_of([] { mbo::load_json_file("/dev/zero"); }), HasSubstr("/dev/zero: not a regular file"));
 }
+
+TEST(JsonReader, AnIntegerBeyondLongLongIsReportedAsWritten) {
+  // nlohmann keeps 2^64 - 1 as unsigned; read as long long it was "got -1"
+  auto r = reader(R"({"queue_capacity": 18446744073709551615, "n": 9223372036854775808})");
+  EXPECT_EQ(error_of([&] { r.integer("queue_capacity", 16, 1 << 20); }),
+            "cfg.json: /queue_capacity: must be in [16, 1048576], got 18446744073709551615");
+  EXPECT_EQ(error_of([&] { r.integer("n"); }),
+            "cfg.json: /n: must be in [-9223372036854775808, 9223372036854775807], got 9223372036854775808");
+}
+
+TEST(JsonReader, PhysicalRangesOfNumbersAndArrays) {
+  auto r = reader(R"({"std": 1e308, "zero": 0, "ok": 2, "antenna": [1.2, 1e308, 1]})");
+  EXPECT_EQ(error_of([&] { r.positive_up_to("std", 1e4); }), "cfg.json: /std: must be in (0, 10000], got 1e+308");
+  EXPECT_EQ(error_of([&] { r.positive_up_to("zero", 1e4); }), "cfg.json: /zero: must be in (0, 10000], got 0");
+  EXPECT_DOUBLE_EQ(r.positive_up_to("ok", 2), 2);
+  EXPECT_DOUBLE_EQ(r.positive_up_to("absent", 2, 1.5), 1.5);
+  EXPECT_EQ(error_of([&] { r.numbers_in("antenna", 3, -50, 50); }),
+            "cfg.json: /antenna/1: must be in [-50, 50], got 1e+308");
+}

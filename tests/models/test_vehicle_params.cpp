@@ -72,7 +72,20 @@ TEST(VehicleParams, VanMatchesSeed000) {
 TEST(VehicleParams, NegativeMass) {
   auto d = sedan_doc();
   d["chassis"]["mass_kg"] = -1400;
-  EXPECT_EQ(error_of(d), "v.json: /chassis/mass_kg: must be > 0, got -1400");
+  EXPECT_EQ(error_of(d), "v.json: /chassis/mass_kg: must be in (0, 100000], got -1400");
+}
+
+TEST(VehicleParams, NumbersBeyondAnyRoadVehicle) {
+  // Every number has a physical range (docs/vehicle-format.md): finite is not enough.
+  auto d = sedan_doc();
+  d["chassis"]["mass_kg"] = 1e308;
+  EXPECT_EQ(error_of(d), "v.json: /chassis/mass_kg: must be in (0, 100000], got 1e+308");
+  d = sedan_doc();
+  d["chassis"]["cg_m"][2] = 1e6;
+  EXPECT_EQ(error_of(d), "v.json: /chassis/cg_m/2: must be in [-50, 50], got 1e+06");
+  d = sedan_doc();
+  d["axles"]["front"]["tyre"]["radius_m"] = 30;
+  EXPECT_EQ(error_of(d), "v.json: /axles/front/tyre/radius_m: must be in (0, 2], got 30");
 }
 
 TEST(VehicleParams, MissingKey) {

@@ -68,6 +68,9 @@ class JsonReader {
   double non_negative(std::string_view key, double fallback) const;
   double number_in(std::string_view key, double lo, double hi) const;
   double number_in(std::string_view key, double lo, double hi, double fallback) const;
+  // (0, hi]: a quantity that must be positive and has a physical limit.
+  double positive_up_to(std::string_view key, double hi) const;
+  double positive_up_to(std::string_view key, double hi, double fallback) const;
   long long integer(std::string_view key, long long lo = std::numeric_limits<long long>::min(),
                     long long hi = std::numeric_limits<long long>::max()) const;
   long long integer(std::string_view key, long long lo, long long hi, long long fallback) const;
@@ -81,6 +84,8 @@ class JsonReader {
                      std::string_view fallback) const;
   // A fixed-length or any-length (n = 0) array of numbers.
   std::vector<double> numbers(std::string_view key, std::size_t n = 0) const;
+  // The same, each in [lo, hi] (the message names the element's pointer).
+  std::vector<double> numbers_in(std::string_view key, std::size_t n, double lo, double hi) const;
 
   // The value itself.
   bool is_object() const { return value_->is_object(); }

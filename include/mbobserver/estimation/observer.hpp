@@ -50,6 +50,12 @@ struct ObserverSettings {
   std::vector<double> input_min, input_max;
 };
 
+// Bounds of the filter's configuration (docs/configuration.md), in the coordinates' own units:
+// a plant noise's spectral density, and an initial 1-sigma, which must also leave its variance
+// below max_variance (or the filter would call its own start diverged).
+inline constexpr double kMaxPlantNoise = 1e8;
+inline constexpr double kMaxInitialStd = 1e4;
+
 // The coordinates of a "force_error" block that carry an acceleration error: those named in
 // its "plant_noise" (each an observed one; "initial_std" names the same), in observed order.
 // Fills fs.forced, fs.accel_rate_noise and fs.initial_std_a.

@@ -16,30 +16,30 @@ constexpr double kStandstill_mps = 0.2;
 // Without GST the vertical sigma is taken as this many times the horizontal one.
 constexpr double kVerticalStdFactor = 2;
 
-Eigen::Vector3d vec3(const JsonReader& r) {
-  auto v = r.as_numbers(3);
-  return {v[0], v[1], v[2]};
-}
-
 }  // namespace
 
 GnssConfig read_gnss_config(const JsonReader& g, double default_gate) {
   GnssConfig G;
-  if (auto a = g.find("antenna")) G.antenna = vec3(*a);
-  G.latency_s = g.non_negative("latency_s", 0);
-  G.position_std = g.positive("position_std", G.position_std);
-  G.velocity_std = g.positive("velocity_std", G.velocity_std);
+  // Physical ranges (docs/configuration.md): an antenna on a road vehicle, a receiver's
+  // latency and sigmas, speeds and times a drive can have.
+  if (g.has("antenna")) {
+    const auto a = g.numbers_in("antenna", 3, -kMaxLeverArm_m, kMaxLeverArm_m);
+    G.antenna = {a[0], a[1], a[2]};
+  }
+  G.latency_s = g.number_in("latency_s", 0, 2, 0);
+  G.position_std = g.positive_up_to("position_std", 1000, G.position_std);
+  G.velocity_std = g.positive_up_to("velocity_std", 100, G.velocity_std);
   G.use_position = g.boolean("use_position", true);
   G.use_velocity = g.boolean("use_velocity", true);
   G.use_course = g.boolean("use_course", true);
   G.use_gst = g.boolean("use_gst", true);
   G.use_altitude = g.boolean("use_altitude", true);
   G.chassis_only = g.boolean("chassis_only", false);
-  G.course_min_speed = g.non_negative("course_min_speed", G.course_min_speed);
-  G.course_sideslip_std = g.non_negative("course_sideslip_std", G.course_sideslip_std);
-  G.timeout_s = g.positive("timeout_s", G.timeout_s);
-  G.gate_sigma = g.non_negative("gate_sigma", default_gate);
-  G.reset_after_rejection_s = g.positive("reset_after_rejection_s", G.reset_after_rejection_s);
+  G.course_min_speed = g.number_in("course_min_speed", 0, 100, G.course_min_speed);
+  G.course_sideslip_std = g.number_in("course_sideslip_std", 0, M_PI / 2, G.course_sideslip_std);
+  G.timeout_s = g.positive_up_to("timeout_s", 60, G.timeout_s);
+  G.gate_sigma = g.number_in("gate_sigma", 0, kMaxGateSigma, default_gate);
+  G.reset_after_rejection_s = g.positive_up_to("reset_after_rejection_s", 3600, G.reset_after_rejection_s);
   G.start_fixes = static_cast<int>(g.integer("start_fixes", 1, 100, G.start_fixes));
   if (auto o = g.find("origin")) {
     if (o->is_string()) {
@@ -48,7 +48,7 @@ GnssConfig read_gnss_config(const JsonReader& g, double default_gate) {
       G.origin_from_first_fix = false;
       G.lat0 = o->number_in("lat", -90, 90);
       G.lon0 = o->number_in("lon", -180, 180);
-      G.alt0 = o->number("alt", 0);
+      G.alt0 = o->number_in("alt", -1000, 20000, 0);  // m above the ellipsoid: the Dead Sea to the stratosphere
       o->finish();
     }
   }

@@ -11,25 +11,24 @@ namespace {
 
 constexpr double kDeg = M_PI / 180;
 
-Eigen::Vector3d vec3(const JsonReader& r) {
-  auto v = r.as_numbers(3);
-  return {v[0], v[1], v[2]};
-}
-
 }  // namespace
 
 ImuConfig read_imu_config(const JsonReader& m, double default_gate) {
   ImuConfig I;
-  if (auto p = m.find("position")) I.position = vec3(*p);
-  if (auto r = m.find("rotation_deg")) {
-    Eigen::Vector3d rpy = vec3(*r) * kDeg;
+  if (m.has("position")) {
+    const auto p = m.numbers_in("position", 3, -kMaxLeverArm_m, kMaxLeverArm_m);
+    I.position = {p[0], p[1], p[2]};
+  }
+  if (m.has("rotation_deg")) {
+    const auto a = m.numbers_in("rotation_deg", 3, -360, 360);
+    const Eigen::Vector3d rpy = Eigen::Vector3d(a[0], a[1], a[2]) * kDeg;
     I.rotation =
         (Eigen::AngleAxisd(rpy[2], Eigen::Vector3d::UnitZ()) * Eigen::AngleAxisd(rpy[1], Eigen::Vector3d::UnitY()) *
          Eigen::AngleAxisd(rpy[0], Eigen::Vector3d::UnitX()))
             .toRotationMatrix();
   }
-  I.accel_std = m.positive("accel_std", I.accel_std);
-  I.gyro_std = m.positive("gyro_std", I.gyro_std);
+  I.accel_std = m.positive_up_to("accel_std", 1000, I.accel_std);
+  I.gyro_std = m.positive_up_to("gyro_std", 100, I.gyro_std);
   I.use_accel = m.boolean("use_accel", true);
   I.accel_attitude = m.boolean("accel_attitude", true);
   I.use_gyro = m.boolean("use_gyro", true);
@@ -45,9 +44,9 @@ ImuConfig read_imu_config(const JsonReader& m, double default_gate) {
   };
   axes("gyro_axes", I.gyro_axes);
   axes("accel_axes", I.accel_axes);
-  I.timeout_s = m.positive("timeout_s", I.timeout_s);
-  I.gate_sigma = m.non_negative("gate_sigma", default_gate);
-  I.stuck_after_s = m.non_negative("stuck_after_s", I.stuck_after_s);
+  I.timeout_s = m.positive_up_to("timeout_s", 60, I.timeout_s);
+  I.gate_sigma = m.number_in("gate_sigma", 0, kMaxGateSigma, default_gate);
+  I.stuck_after_s = m.number_in("stuck_after_s", 0, 60, I.stuck_after_s);
   m.finish();
   return I;
 }

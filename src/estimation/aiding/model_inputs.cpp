@@ -7,10 +7,10 @@ namespace mbo::est::aiding {
 
 InputsConfig read_inputs_config(const JsonReader& in) {
   InputsConfig c;
-  c.timeout_s = in.positive("timeout_s", c.timeout_s);
-  c.max_steer_rate = in.positive("max_steer_rate_deg_s", c.max_steer_rate * 180 / M_PI) * M_PI / 180;
-  c.max_torque_rate = in.positive("max_torque_rate", c.max_torque_rate);
-  c.max_pressure_rate = in.positive("max_pressure_rate_bar_s", c.max_pressure_rate / 1e5) * 1e5;
+  c.timeout_s = in.positive_up_to("timeout_s", 60, c.timeout_s);
+  c.max_steer_rate = in.positive_up_to("max_steer_rate_deg_s", 1e5, c.max_steer_rate * 180 / M_PI) * M_PI / 180;
+  c.max_torque_rate = in.positive_up_to("max_torque_rate", 1e8, c.max_torque_rate);
+  c.max_pressure_rate = in.positive_up_to("max_pressure_rate_bar_s", 1e6, c.max_pressure_rate / 1e5) * 1e5;
   c.guess_noise_scale = in.number_in("guess_noise_scale", 1, 1e6, c.guess_noise_scale);
   in.finish();
   return c;

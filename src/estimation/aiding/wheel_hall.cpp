@@ -11,16 +11,16 @@ namespace mbo::est::aiding {
 WheelSensorConfig read_wheel_sensor_config(const JsonReader& w, double default_gate) {
   WheelSensorConfig W;
   W.teeth = static_cast<int>(w.integer("teeth", 1, 100000, 40));
-  W.angle_std = w.positive("angle_std", 2 * M_PI / W.teeth / std::sqrt(12.0));  // one tooth, uniform
+  W.angle_std = w.positive_up_to("angle_std", 2 * M_PI, 2 * M_PI / W.teeth / std::sqrt(12.0));  // one tooth, uniform
   auto mod = static_cast<std::uint64_t>(w.integer("modulus", 2, 1LL << 32, 65536));
   W.modulus = {mod, mod, mod, mod};
   W.use = w.boolean("use", true);
-  W.timeout_s = w.positive("timeout_s", W.timeout_s);
-  W.gate_sigma = w.non_negative("gate_sigma", default_gate);
-  W.reset_after_rejection_s = w.positive("reset_after_rejection_s", W.reset_after_rejection_s);
-  W.stuck_teeth = w.positive("stuck_teeth", W.stuck_teeth);
-  W.free_rolling_pressure = w.non_negative("free_rolling_pressure_bar", W.free_rolling_pressure / 1e5) * 1e5;
-  W.max_speed = w.positive("max_speed", W.max_speed);
+  W.timeout_s = w.positive_up_to("timeout_s", 60, W.timeout_s);
+  W.gate_sigma = w.number_in("gate_sigma", 0, kMaxGateSigma, default_gate);
+  W.reset_after_rejection_s = w.positive_up_to("reset_after_rejection_s", 3600, W.reset_after_rejection_s);
+  W.stuck_teeth = w.positive_up_to("stuck_teeth", 1e4, W.stuck_teeth);
+  W.free_rolling_pressure = w.number_in("free_rolling_pressure_bar", 0, 1000, W.free_rolling_pressure / 1e5) * 1e5;
+  W.max_speed = w.positive_up_to("max_speed", 1e4, W.max_speed);
   w.finish();
   return W;
 }

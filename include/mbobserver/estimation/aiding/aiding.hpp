@@ -18,6 +18,11 @@
 
 namespace mbo::est::aiding {
 
+// Bounds of the configuration (docs/configuration.md): a sensor mounted on a road vehicle sits
+// within this of the vehicle frame's origin, m; a gate wider than this many sigma gates nothing.
+inline constexpr double kMaxLeverArm_m = 50;
+inline constexpr double kMaxGateSigma = 1000;
+
 constexpr std::size_t index_of(Channel c) { return static_cast<std::size_t>(c); }
 constexpr std::size_t index_of(SensorKind k) { return static_cast<std::size_t>(k); }
 
