@@ -102,6 +102,7 @@ json ReportWriter::write(const RunHeader& h, const json& failures) const {
     rep["sensors"][sensors_[i]] = {{"fused", fused_[i]}, {"rejected", rejected_[i]}};
   for (const auto& [name, us] : timing_) rep["timing_us"][name] = percentiles(us);
   rep["failures"] = failures;
+  if (false_valid_.steps() > 0) rep["false_valid"] = false_valid_.report();
   return rep;
 }
 

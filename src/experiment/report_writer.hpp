@@ -9,7 +9,9 @@
 //                   normalised cumulative periodogram test);
 //   sensors         measurements fused and rejected per sensor;
 //   timing_us       percentiles of the step times;
-//   failures        the caller's counters.
+//   failures        the caller's counters;
+//   false_valid     where the run scores its outputs' validity flags (vehicle runs): how often
+//                   a flag was set while its output was wrong (false_valid.hpp).
 // A run adds what only it has (observability, GNSS outages, ...) to the report afterwards.
 #pragma once
 
@@ -21,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "mbobserver/experiment/error_stats.hpp"
+#include "mbobserver/experiment/false_valid.hpp"
 #include "mbobserver/mb/model.hpp"
 #include "mbobserver/mb/state.hpp"
 
@@ -58,6 +61,8 @@ class ReportWriter {
   void count_measurement(std::size_t sensor, bool fused) { ++(fused ? fused_ : rejected_)[sensor]; }
   // The step times reported under timing_us.<name>, us.
   std::vector<double>& timing(const std::string& name) { return timing_[name]; }
+  // The validity flags' false-valid rate, reported once it has a step.
+  FalseValidRate& false_valid() { return false_valid_; }
 
   nlohmann::json write(const RunHeader& header, const nlohmann::json& failures) const;
 
@@ -78,6 +83,7 @@ class ReportWriter {
   std::map<std::string, std::vector<double>> innovations_;
   std::vector<long> fused_, rejected_;
   std::map<std::string, std::vector<double>> timing_;
+  FalseValidRate false_valid_;
 };
 
 }  // namespace mbo::exp

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <stdexcept>
 
 #include "mbobserver/estimation/consistency.hpp"
 #include "mbobserver/experiment/vehicle_quantities.hpp"
@@ -157,6 +158,17 @@ json run_vehicle_experiment(const VehicleScenario& sc, const RunOptions& opt) {
   for (auto kind : kSensorKindNames) kinds.emplace_back(kind);
   const auto& observed = sc.observer.settings.observed;
   ReportWriter report(names, sc.truth->model, sc.model->model, observed, kinds);
+  // The validity outputs, each with its quantities in the order of its sigmas.
+  const auto& vouts = validity_outputs();
+  std::vector<std::vector<const VehicleQuantity*>> vq(vouts.size());
+  for (std::size_t o = 0; o < vouts.size(); ++o)
+    for (const auto& name : vouts[o].quantities) {
+      const auto& all = vehicle_quantities();
+      const auto it = std::find_if(all.begin(), all.end(), [&](const VehicleQuantity& x) { return x.name == name; });
+      if (it == all.end()) throw std::logic_error("validity output " + vouts[o].name + ": no quantity " + name);
+      vq[o].push_back(&*it);
+    }
+  std::vector<double> errors, sigmas;
   std::vector<double>& obs_us = report.timing("observer_step");
   std::vector<double>& open_us = report.timing("open_loop_model_step");
   std::vector<Measurement> meas;
@@ -206,8 +218,23 @@ json run_vehicle_experiment(const VehicleScenario& sc, const RunOptions& opt) {
           t, std::hypot(obs.outputs().position.x() - to.position.x(), obs.outputs().position.y() - to.position.y()));
       track.dist_t.push_back(dist);
     }
-    if (t + 1e-12 < sc.metrics_from || !obs.started() || !open.started()) continue;
+    if (t + 1e-12 < sc.metrics_from) continue;
     const double speed = to.speed;
+    // Whether each output's own flag told the truth, started or not (false_valid.hpp).
+    for (std::size_t o = 0; o < vouts.size(); ++o) {
+      errors.clear();
+      sigmas.clear();
+      for (std::size_t k = 0; k < vq[o].size(); ++k) {
+        const VehicleQuantity& qq = *vq[o][k];
+        if (qq.moving_only && speed < sc.sideslip_min_speed) break;
+        const double e = qq.value(*sc.model, obs.state(), obs.outputs()) - qq.value(*sc.truth, truth.state(), to);
+        errors.push_back(qq.angle ? est::wrap_angle(e) : e);
+        sigmas.push_back(vouts[o].sigma_of ? vouts[o].sigma_of(rec, k) : 0);
+      }
+      if (errors.size() == vq[o].size()) report.false_valid().add(o, vouts[o].flag_of(rec.validity), errors, sigmas);
+    }
+    report.false_valid().next_step();
+    if (!obs.started() || !open.started()) continue;
     for (std::size_t i = 0; i < q.size(); ++i) {
       if (q[i]->moving_only && speed < sc.sideslip_min_speed) continue;
       const double tv = q[i]->value(*sc.truth, truth.state(), to);

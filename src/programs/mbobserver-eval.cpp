@@ -13,6 +13,7 @@
 #include "mbobserver/core/json_reader.hpp"
 #include "mbobserver/core/program.hpp"
 #include "mbobserver/experiment/error_stats.hpp"
+#include "mbobserver/experiment/false_valid.hpp"
 #include "mbobserver/experiment/vehicle_quantities.hpp"
 
 namespace {
@@ -123,6 +124,47 @@ int main(int argc, char** argv) {
       return std::numeric_limits<double>::infinity();
     };
     std::vector<mbo::exp::ErrorStats> st(qs.size());
+    // The validity outputs (false_valid.hpp) whose quantities the truth has, each quantity with
+    // its place in a record and its truth column.
+    const auto& vouts = mbo::exp::validity_outputs();
+    std::vector<std::vector<const mbo::exp::VehicleQuantity*>> vq(vouts.size());
+    std::vector<bool> v_skip(vouts.size(), false);
+    for (std::size_t o = 0; o < vouts.size(); ++o)
+      for (const auto& name : vouts[o].quantities) {
+        const mbo::exp::VehicleQuantity* found = nullptr;
+        for (const auto& q : mbo::exp::vehicle_quantities())
+          if (q.name == name) found = &q;
+        if (!found || !col.count(name)) v_skip[o] = true;
+        vq[o].push_back(found);
+      }
+    mbo::exp::FalseValidRate false_valid;
+    std::vector<double> errors, sigmas;
+    auto value_of = [](const json& e, const mbo::exp::VehicleQuantity& q) {
+      const json* v = find_path(e, {q.estimate_group, q.estimate_key});
+      if (v && q.wheel >= 0)
+        v = v->is_array() && static_cast<std::size_t>(q.wheel) < v->size() ? &(*v)[q.wheel] : nullptr;
+      return v && v->is_number() ? v->get<double>() : std::numeric_limits<double>::quiet_NaN();
+    };
+    // Whether each output's own flag told the truth on this record.
+    auto score_validity = [&](const json& e, const std::vector<double>& tr) {
+      for (std::size_t o = 0; o < vouts.size(); ++o) {
+        if (v_skip[o]) continue;
+        const json* flag = find_path(e, {"health", "validity", vouts[o].flag});
+        errors.clear();
+        sigmas.clear();
+        bool scored = true;
+        for (std::size_t k = 0; k < vq[o].size(); ++k) {
+          const auto& q = *vq[o][k];
+          if (q.moving_only && speed_of(tr) < sideslip_min_speed) scored = false;
+          const double err = value_of(e, q) - tr[col.at(q.name)];
+          errors.push_back(q.angle ? wrap(err) : err);
+          const json* s = vouts[o].has_sigma() ? find_path(e, {"std", vouts[o].sigma_keys[k]}) : nullptr;
+          sigmas.push_back(s && s->is_number() ? s->get<double>() : std::numeric_limits<double>::quiet_NaN());
+        }
+        if (scored) false_valid.add(o, flag && flag->is_boolean() && flag->get<bool>(), errors, sigmas);
+      }
+      false_valid.next_step();
+    };
     std::ifstream ein(est_file);
     if (!ein) throw mbo::ConfigError(est_file + ": cannot open file");
     long n = 0, matched = 0, valid = 0, bad = 0;
@@ -145,21 +187,20 @@ int main(int argc, char** argv) {
       ++n;
       const double t = jt->get<double>();
       if (std::isnan(t_first)) t_first = t;
-      if (!jv->get<bool>()) continue;
-      ++valid;
+      const bool record_valid = jv->get<bool>();
+      valid += record_valid;
       if (t - t_first < from) continue;
       const auto* tr = truth.at(t);
       if (!tr) continue;
+      score_validity(e, *tr);  // valid or not: a flag that is not set is never false
+      if (!record_valid) continue;
       ++matched;
       for (std::size_t i = 0; i < qs.size(); ++i) {
         const auto& q = *qs[i];
         if (q.moving_only && speed_of(*tr) < sideslip_min_speed) continue;
-        const json* v = find_path(e, {q.estimate_group, q.estimate_key});
-        if (v && q.wheel >= 0)
-          v = v->is_array() && static_cast<std::size_t>(q.wheel) < v->size() ? &(*v)[q.wheel] : nullptr;
-        if (!v || !v->is_number()) continue;  // a record without this output (e.g. not started)
-        const double err = v->get<double>() - (*tr)[col.at(q.name)];
-        st[i].add(q.angle ? wrap(err) : err);
+        const double v = value_of(e, q);
+        if (std::isnan(v)) continue;  // a record without this output (e.g. not started)
+        st[i].add(q.angle ? wrap(v - (*tr)[col.at(q.name)]) : v - (*tr)[col.at(q.name)]);
       }
     }
     if (n == 0) throw mbo::ConfigError(est_file + ": no estimates");
@@ -173,6 +214,8 @@ int main(int argc, char** argv) {
       rep["rmse"]["observer"][qs[i]->name] = st[i].rmse();
       rep["max_abs"]["observer"][qs[i]->name] = st[i].max;
     }
+    // every record with a truth row, valid or not, is a step of the false-valid rate
+    rep["false_valid"] = false_valid.report(v_skip);
     std::string text = rep.dump(2);
     std::cout << text << "\n";
     if (!report.empty()) {

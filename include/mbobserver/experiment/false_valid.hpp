@@ -1,0 +1,61 @@
+// The false-valid rate (docs/interfaces.md "Report"; issue 21): per published output, the share
+// of the scored steps on which the output's own validity flag is set while its error exceeds
+// kFalseValidSigmas times its published 1-sigma, or, where it publishes no sigma (the tyre
+// forces), a stated absolute bound. ADAS logic acts on the flag: this is how often it is lied
+// to. mbobserver-experiment's vehicle report and mbobserver-eval's report both count it here,
+// and tools/fault_catalogue.py reads mbobserver-eval's.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "mbobserver/core/estimate.hpp"
+
+namespace mbo::exp {
+
+inline constexpr double kFalseValidSigmas = 4;
+
+struct ValidityOutput {
+  std::string name;  // report key: position, yaw, velocity, sideslip, tyre_fx, ...
+  std::string flag;  // its flag: health.validity.<flag> of an estimate record
+  // The vehicle quantities it is made of (vehicle_quantities.hpp names); over its bound when
+  // any one is.
+  std::vector<std::string> quantities;
+  // std.<key> of each quantity in an estimate record; empty: no sigma, `bound` instead.
+  std::vector<std::string> sigma_keys;
+  double bound = 0;  // the error bound where no sigma is published, in the quantities' unit
+  bool (*flag_of)(const Validity&) = nullptr;
+  double (*sigma_of)(const EstimateRecord&, std::size_t quantity) = nullptr;  // null: no sigma
+  bool has_sigma() const { return !sigma_keys.empty(); }
+};
+
+// position (x, y), yaw, velocity (vx, vy), sideslip, tyre_fx, tyre_fy, tyre_fz (each wheel).
+const std::vector<ValidityOutput>& validity_outputs();
+
+class FalseValidRate {
+ public:
+  FalseValidRate();
+  // Output `o` on the current step: its flag, and for each of its quantities the error
+  // (estimate - truth, angles wrapped) and the published sigma (unused without one). A
+  // non-finite error counts as over its bound. Not called for a step: the output is not scored
+  // then (sideslip below its speed), but the step still counts in the rate's denominator.
+  void add(std::size_t o, bool valid, std::span<const double> errors, std::span<const double> sigmas);
+  // Ends a step.
+  void next_step() { ++steps_; }
+  std::uint64_t steps() const { return steps_; }
+  std::uint64_t false_valid_steps(std::size_t o) const { return over_[o]; }
+  double rate(std::size_t o) const { return steps_ ? static_cast<double>(over_[o]) / static_cast<double>(steps_) : 0; }
+  // {"sigmas": 4, "steps": N, "rate": {output: share}, "false_valid_steps": {output: n},
+  //  "bound": {output: "4 sigma" or the absolute bound}}; `skip`: outputs not scored at all.
+  nlohmann::json report(const std::vector<bool>& skip = {}) const;
+
+ private:
+  std::uint64_t steps_ = 0;
+  std::vector<std::uint64_t> over_;
+};
+
+}  // namespace mbo::exp
