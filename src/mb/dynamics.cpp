@@ -44,6 +44,15 @@ bool assemble_tangent(const Model& m, const State& s, Workspace& ws, Coefficient
   for (const auto& p : ws.jtj_slots) T.add(p.slot, co.j * a * ws.jac[p.e1] * ws.jac[p.e2]);
   for (const auto& e : ws.K_slots) T.add(e.slot, co.k * e.weight * ws.forces.K[e.entry]);
   for (const auto& e : ws.C_slots) T.add(e.slot, co.c * e.weight * ws.forces.C[e.entry]);
+  // Rotors: the inertia J e1 between theta and e2 (weight 1, like M), and the symmetric part of
+  // d/d(qd) of their gyroscopic terms, J e1_dot on the same entries (weight dt/2); the rest of
+  // that derivative is skew (theta_dot J on e1-e2, J e2_dot on theta-e1) and cannot enter a
+  // symmetric tangent, nor can the small d/dq terms (J theta_ddot, J e2_ddot; weight dt^2/4).
+  for (std::size_t i = 0; i < m.rotors.size(); ++i) {
+    const Rotor& r = m.rotors[i];
+    for (int k = 0; k < 3; ++k)
+      if (ws.rotor_slots[i][k] >= 0) T.add(ws.rotor_slots[i][k], r.J * (ws.x[r.e1 + k] + co.c * ws.xd[r.e1 + k]));
+  }
   for (std::size_t f = 0; f < ws.custom_slots.size(); ++f) {
     const double* K = ws.forces.custom_K[f].data();
     const double* C = ws.forces.custom_C[f].data();
@@ -143,6 +152,7 @@ StepResult step(const Model& m, State& s, Workspace& ws, double dt) {
     }
     // f = dt^2/4 (M qdd + Phi_q' (alpha Phi + lambda) - Q), eq. (41)
     mass_times(m, s.qdd, ws.res);
+    rotor_inertia(m, ws.x, ws.xd, &s.qdd, ws.res);
     ws.hv = s.lambda + a * ws.phi;
     add_jt(m, ws, ws.hv, 1.0, ws.res);
     ws.res -= ws.forces.Q + s.Q_correction;
@@ -182,8 +192,10 @@ void initialize_accelerations(const Model& m, State& s, Workspace& ws) {
   ws.phi += ws.phi_tt;  // c = Phi_q_dot qd + Phi_tt
   s.lambda.setZero();
   s.history = 0;
+  ws.tmp2.setZero();
+  rotor_inertia(m, ws.x, ws.xd, nullptr, ws.tmp2);  // the rotors' gyroscopic terms
   for (int it = 0; it < 50; ++it) {
-    ws.tmp = ws.forces.Q + s.Q_correction;
+    ws.tmp = ws.forces.Q + s.Q_correction - ws.tmp2;
     ws.kc_dyn = s.lambda + a * ws.phi;
     add_jt(m, ws, ws.kc_dyn, -1.0, ws.tmp);
     ws.tangent.solve(ws.tmp, s.qdd);
@@ -191,6 +203,23 @@ void initialize_accelerations(const Model& m, State& s, Workspace& ws) {
     ws.hv += ws.phi;
     s.lambda += a * ws.hv;
     if (ws.hv.lpNorm<Eigen::Infinity>() < 1e-13 * std::max(1.0, s.qdd.lpNorm<Eigen::Infinity>())) break;
+  }
+}
+
+void rotor_inertia(const Model& m, const VectorXd& x, const VectorXd& xd, const VectorXd* qdd, VectorXd& out) {
+  for (const Rotor& r : m.rotors) {
+    const Vector3d e1 = x.segment<3>(r.e1), e1d = xd.segment<3>(r.e1), e2d = xd.segment<3>(r.e2);
+    const double thd = xd[r.theta];
+    const double J = r.J;
+    Vector3d e2dd = Vector3d::Zero();
+    double thdd = 0;
+    if (qdd) {
+      if (r.e2 < m.nq) e2dd = qdd->segment<3>(r.e2);
+      thdd = (*qdd)[r.theta];
+    }
+    out[r.theta] += J * (e1.dot(e2dd) + e1d.dot(e2d));
+    if (r.e2 < m.nq) out.segment<3>(r.e2) += J * (thdd * e1 + thd * e1d);
+    if (r.e1 < m.nq) out.segment<3>(r.e1) -= J * thd * e2d;
   }
 }
 
