@@ -352,7 +352,7 @@ TEST(Dynamics, AllocationCounterSeesEigenAllocations) {
 // A rotor (mb::Rotor) on a carrier at rest under a constant torque T: its spin is a scalar
 // integrated by the trapezoidal rule, exact for a constant acceleration, so after 1 s from
 // w0 the rate is w0 + T/J and the angle w0 + T/(2J) at every step size and speed. The same
-// wheel carried by unit vectors r, s = R(theta)(e1, e2) (the vehicle before 0.11) reached
+// wheel carried by unit vectors r, s = R(theta)(e1, e2) (the vehicle before rotors) reached
 // 89.75 instead of 90 rad/s from 70 at 2 ms (a response to torque (w dt)^2 / 2 too slow) and
 // turned 0.17 % short of the integral of its rate.
 TEST(Dynamics, RotorSpinIsExactUnderAConstantTorque) {
