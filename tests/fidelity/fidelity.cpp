@@ -6,11 +6,13 @@
 #include <stdexcept>
 #include <string>
 
+#include "mbobserver/experiment/scenario.hpp"
 #include "mbobserver/experiment/sensor_sim.hpp"
 #include "mbobserver/experiment/vehicle_experiment.hpp"
 #include "mbobserver/mb/dynamics.hpp"
 #include "mbobserver/mb/forces.hpp"
 #include "mbobserver/mb/kinematics.hpp"
+#include "mbobserver/mb/model_json.hpp"
 #include "mbobserver/models/manoeuvres.hpp"
 #include "mbobserver/models/vehicle.hpp"
 #include "mbobserver/models/vehicle_outputs.hpp"
@@ -485,6 +487,86 @@ HallExactness hall_exactness(const Options& o) {
     }
   }
   return h;
+}
+
+namespace {
+
+// Accumulates an angle coordinate's steps against its rate.
+struct LagMeter {
+  double dt;
+  RotationLag r;
+  void add(double a0, double a1, double w0, double w1) {
+    const double mean = 0.5 * (w0 + w1);
+    r.accumulated += mean * dt - (a1 - a0);
+    if (std::abs(mean) > r.max_rate) {
+      r.max_rate = std::abs(mean);
+      r.step_shortfall = std::abs(mean) > 1e-9 ? 1 - (a1 - a0) / (mean * dt) : 0.0;
+      r.expected = mean * mean * dt * dt / 12;
+    }
+  }
+};
+
+// A mechanism scenario's truth run at dt; returns the meter of the coordinate `angle`.
+RotationLag mechanism(const exp::Scenario& sc, const std::string& angle, double dt, double duration, bool fine) {
+  auto run = [&](double h, LagMeter* meter) {
+    exp::SimulatedModel t(sc.truth, sc.truth_z0, sc.truth_zd0);
+    exp::apply_inputs(sc.truth_inputs, 0, t.s);
+    t.start();
+    const int slot = sc.truth.coordinate(angle);
+    for (int n = 1, steps = steps_for(duration, h); n <= steps; ++n) {
+      const double a0 = t.s.q[slot], w0 = t.s.qd[slot];
+      exp::apply_inputs(sc.truth_inputs, n * h, t.s);
+      if (!mb::step(sc.truth, t.s, t.ws, h).converged) throw std::runtime_error("mechanism: step failed");
+      if (meter) meter->add(a0, t.s.q[slot], w0, t.s.qd[slot]);
+    }
+    return t.s.q[slot];
+  };
+  LagMeter m{dt, {}};
+  const double coarse = run(dt, &m);
+  if (fine) m.r.against_fine = coarse - run(dt / 20, nullptr);
+  return m.r;
+}
+
+}  // namespace
+
+RotationLag chassis_yaw(const Options& o) {
+  const auto p = sedan();
+  Drive d(models::build_vehicle(p), held_speed(5, p.max_steer_rad, 6), o.dt);
+  LagMeter m{o.dt, {}};
+  for (int n = steps_for(6, o.dt); n > 0; --n) {
+    const double a0 = d.s.q[d.v.yaw], w0 = d.s.qd[d.v.yaw];
+    d.step();
+    m.add(a0, d.s.q[d.v.yaw], w0, d.s.qd[d.v.yaw]);
+  }
+  return m.r;
+}
+
+RotationLag steering(const Options& o) {
+  models::ManoeuvreSpec lc;
+  lc.kind = models::ManoeuvreKind::double_lane_change;
+  lc.start.speed = 80 / 3.6;
+  Drive d(models::build_vehicle(sedan()), lc, o.dt);
+  LagMeter m{o.dt, {}};
+  const int slot = d.v.wheels[FL].steer;
+  for (int n = steps_for(8, o.dt); n > 0; --n) {
+    const double a0 = d.s.q[slot], w0 = d.s.qd[slot];
+    d.step();
+    m.add(a0, d.s.q[slot], w0, d.s.qd[slot]);
+  }
+  return m.r;
+}
+
+RotationLag fourbar_crank(const Options& o, bool fine) {
+  const auto sc = exp::load_scenario(std::string(MBO_SOURCE_DIR) + "/scenarios/fourbar_sinigaglia.json");
+  return mechanism(sc, "theta", o.dt, o.short_run ? 5 : 10, fine);
+}
+
+RotationLag slider_crank(const Options& o, bool fine) {
+  exp::Scenario sc;
+  sc.truth = mb::load_model(std::string(MBO_SOURCE_DIR) + "/config/models/slider_crank.json");
+  sc.truth_z0 = {0.0};
+  sc.truth_zd0 = {0.0};
+  return mechanism(sc, "theta", o.dt, o.short_run ? 5 : 10, fine);
 }
 
 }  // namespace mbo::fidelity

@@ -102,4 +102,26 @@ struct HallExactness {
 };
 HallExactness hall_exactness(const Options& o);
 
+// The other rotations the engine carries by unit vectors, at the speeds they reach: how far
+// an angle coordinate's step falls short of its rate, |(a_{n+1} - a_n) / (dt (r_n + r_{n+1})
+// / 2) - 1| (the trapezoidal rule's (r dt)^2 / 12 for a rotation of unit vectors; zero for a
+// driven or rotor angle), largest and at the fastest rate, and what it adds up to.
+struct RotationLag {
+  double max_rate = 0;  // rad/s
+  double step_shortfall = 0;  // at the fastest step (relative)
+  double expected = 0;  // (max_rate dt)^2 / 12
+  double accumulated = 0;  // rad: sum over the run of the angle's shortfall against its rate
+  double against_fine = 0;  // rad: the angle at the end against the same run at dt / 20 (mechanisms, `fine`)
+};
+// The chassis yaw in a tight turn: 5 m/s at the steering's limit (0.6 rad), 6 s.
+RotationLag chassis_yaw(const Options& o);
+// The front wheels' steering through the ISO lane change at 80 km/h (a driven angle).
+RotationLag steering(const Options& o);
+// The crank of a mechanism scenario's truth (scenarios/fourbar_sinigaglia.json, 10 s) and the
+// slider-crank released from its dead centre (config/models/slider_crank.json, 10 s).
+// `fine`: also run the truth at dt / 20 for against_fine (its input steps at 4 and 5 s make
+// that a first-order difference: the engine applies an input from the step it falls in).
+RotationLag fourbar_crank(const Options& o, bool fine = false);
+RotationLag slider_crank(const Options& o, bool fine = false);
+
 }  // namespace mbo::fidelity

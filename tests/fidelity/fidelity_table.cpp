@@ -25,6 +25,13 @@ std::string fmt(const char* f, double a, double b = 0, double c = 0, double d = 
   return buf;
 }
 
+std::string lag(const RotationLag& r) {
+  std::string s = fmt("max %.2f rad/s: step %.1e (expected %.1e), summed %.1e rad", r.max_rate, r.step_shortfall,
+                      r.expected, r.accumulated);
+  if (r.against_fine != 0) s += fmt(", vs dt/20 %+.1e rad", r.against_fine);
+  return s;
+}
+
 std::vector<Row> rows() {
   return {
       {"spin angle vs rate, 80 km/h", "d(theta)/dt = theta_dot",
@@ -113,6 +120,16 @@ std::vector<Row> rows() {
                     static_cast<double>(h.samples), static_cast<double>(h.mismatches), static_cast<double>(h.ambiguous),
                     h.model_angle_gap);
        }},
+      {"chassis yaw, 5 m/s at full lock", "(r dt)^2/12 per step", [](const Options& o) { return lag(chassis_yaw(o)); }},
+      {"steering, lane change 80 km/h", "driven: 0",
+       [](const Options& o) {
+         const auto r = steering(o);
+         return fmt("max %.2f rad/s: step %.1e, summed %.1e rad", r.max_rate, r.step_shortfall, r.accumulated);
+       }},
+      {"four-bar crank (Sinigaglia 2016 scenario truth, 10 s)", "(w dt)^2/12 per step",
+       [](const Options& o) { return lag(fourbar_crank(o, true)); }},
+      {"slider-crank from dead centre, 10 s", "(w dt)^2/12 per step",
+       [](const Options& o) { return lag(slider_crank(o, true)); }},
   };
 }
 
