@@ -88,6 +88,7 @@ MbObserver::MbObserver(const mb::Model& model, std::vector<std::shared_ptr<const
   tmp_mq_ = MatrixXd::Zero(m_.nq, m_.z.size());
   M_ = MatrixXd::Zero(m_.nq, m_.nq);
   for (std::size_t e = 0; e < m_.mass.size(); ++e) M_(m_.mass[e].row, m_.mass[e].col) += m_.mass_values[e];
+  mb::rotor_mass(m_, m_.x0, M_);  // and again wherever M_ is used: the rotors' part moves
   mbar_ldlt_.compute(MatrixXd::Identity(m_.z.size(), m_.z.size()));
   rhs_z_ = VectorXd::Zero(m_.z.size());
   Q0_ = qd0_ = q0_ = VectorXd::Zero(m_.nq);
@@ -149,11 +150,15 @@ void MbObserver::reduced_acceleration(const VectorXd& q, const VectorXd& qd, Vec
   mb::compute_Rdot(m_, qd, ws_);
   ws_.x.head(m_.nq) = q;
   ws_.xd.head(m_.nq) = qd;
+  mb::rotor_mass(m_, ws_.x, M_);
   mb::generalized_forces(m_, ws_.x, ws_.xd, s_.u, s_.t, false, ws_.forces);
   for (std::size_t j = 0; j < m_.z.size(); ++j) rhs_z_[j] = qd[m_.z[j]];
   tmp_q_.noalias() = ws_.Rdot * rhs_z_;
   dq_.noalias() = M_ * tmp_q_;
   dq_ = ws_.forces.Q + s_.Q_correction - dq_;
+  tmp_q_.setZero();
+  mb::rotor_inertia(m_, ws_.x, ws_.xd, nullptr, tmp_q_);  // the rotors' gyroscopic terms
+  dq_ -= tmp_q_;
   rhs_z_.noalias() = ws_.R.transpose() * dq_;
   tmp_mq_.noalias() = M_ * ws_.R;
   Mbar_.noalias() = ws_.R.transpose() * tmp_mq_;
@@ -239,6 +244,8 @@ void MbObserver::force_jacobians_velocity() {
   mb::factor_kinematics(m_, q0_, ws_);
   mb::compute_R(m_, ws_);
   mb::compute_Rdot(m_, s_.qd, ws_);
+  ws_.x.head(m_.nq) = q0_;
+  mb::rotor_mass(m_, ws_.x, M_);
   tmp_mq_.noalias() = M_ * ws_.R;
   Mbar_.noalias() = ws_.R.transpose() * tmp_mq_;
   mbar_ldlt_.compute(Mbar_);
@@ -312,6 +319,8 @@ void MbObserver::correct(ObserverStepReport& r) {
     //                a force along x stays along x as the mechanism moves (a "front wind").
     tmp_q_.setZero();
     for (std::size_t k = 0; k < forced.size(); ++k) tmp_q_ += e[2 * n + k] * ws_.R.col(settings_.observed[forced[k]]);
+    ws_.x.head(m_.nq) = s_.q;
+    mb::rotor_mass(m_, ws_.x, M_);
     dq_.noalias() = M_ * tmp_q_;  // M R da
     if (settings_.force_correction == ForceCorrection::inertial) {
       s_.Q_correction += dq_;

@@ -223,6 +223,12 @@ void rotor_inertia(const Model& m, const VectorXd& x, const VectorXd& xd, const 
   }
 }
 
+void rotor_mass(const Model& m, const VectorXd& x, Eigen::MatrixXd& M) {
+  for (const Rotor& r : m.rotors)
+    for (int k = 0; k < 3; ++k)
+      if (r.e2 + k < m.nq) M(r.theta, r.e2 + k) = M(r.e2 + k, r.theta) = r.J * x[r.e1 + k];
+}
+
 ConstraintResiduals constraint_residuals(const Model& m, const State& s, Workspace& ws) {
   ConstraintResiduals c;
   if (m.nc == 0) return c;

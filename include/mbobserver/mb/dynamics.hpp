@@ -33,6 +33,10 @@ void initialize_accelerations(const Model& m, State& s, Workspace& ws);
 // or nullptr for the velocity terms alone.
 void rotor_inertia(const Model& m, const VectorXd& x, const VectorXd& xd, const VectorXd* qdd, VectorXd& out);
 
+// The rotors' coupling inertia J e1 between theta and e2 at x, written into a dense nq x nq
+// mass matrix that holds the constant part (Model::mass) already.
+void rotor_mass(const Model& m, const VectorXd& x, Eigen::MatrixXd& M);
+
 // ||Phi||, ||Phi_q qd + Phi_t||, ||Phi_q qdd + Phi_q_dot qd + Phi_tt|| (infinity norms).
 struct ConstraintResiduals {
   double position = 0, velocity = 0, acceleration = 0;
