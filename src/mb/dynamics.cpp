@@ -110,10 +110,11 @@ StepResult step(const Model& m, State& s, Workspace& ws, double dt) {
   ws.qdd_hat = -(4 / (dt * dt)) * s.q - (4 / dt) * s.qd - s.qdd;
   // Predictor. The trapezoidal rule gives q_{n+1} = q_n + dt qd_n + dt^2/4 (qdd_n + qdd_{n+1})
   // exactly, so eq. (18)'s q_n + dt qd_n + dt^2/2 qdd_n misses dt^2/4 (qdd_{n+1} - qdd_n):
-  // 6e-4 on the unit vectors of a wheel at 80 km/h, where Newton contracts by about 100 per
-  // iteration, hence three iterations to 1e-7. qdd_{n+1} is extrapolated from the last three
-  // steps' accelerations (quadratically: 3 qdd_n - 3 qdd_{n-1} + qdd_{n-2}), which leaves
-  // dt^2/4 times their third difference (2e-5 on that wheel): two iterations to 1e-6.
+  // 6e-4 on unit vectors spinning at 70 rad/s (a wheel before it was a rotor), where Newton
+  // contracts by about 100 per iteration, hence three iterations to 1e-7. qdd_{n+1} is
+  // extrapolated from the last three steps' accelerations (quadratically: 3 qdd_n - 3 qdd_{n-1}
+  // + qdd_{n-2}), which leaves dt^2/4 times their third difference (2e-5 on that wheel): two
+  // iterations to 1e-6. With the wheels as rotors the lane change takes one.
   if (s.qdd_prev.size() != m.nq || s.qdd_prev2.size() != m.nq) {  // a State not from initial_state()
     s.qdd_prev.setZero(m.nq);
     s.qdd_prev2.setZero(m.nq);
