@@ -201,6 +201,8 @@ void MbObserver::correct(ObserverStepReport& r) {
     //                a force along x stays along x as the mechanism moves (a "front wind").
     tmp_q_.setZero();
     for (int k = 0; k < L.forced; ++k) tmp_q_ += e[L.accel(k)] * ws_.R.col(settings_.observed[forced[k]]);
+    ws_.x.head(m_.nq) = s_.q;
+    mb::rotor_mass(m_, ws_.x, derivatives_.M);  // the rotors' part of M at this configuration
     dq_.noalias() = derivatives_.M * tmp_q_;  // M R da
     if (settings_.force_correction == ForceCorrection::inertial) {
       s_.Q_correction += dq_;
