@@ -196,8 +196,9 @@ json run_vehicle_experiment(const VehicleScenario& sc, const RunOptions& opt) {
       const auto kind = static_cast<std::size_t>(est::VehicleObserver::kind_of(m));
       report.count_measurement(kind, r.accepted);
       if (!r.accepted && kind == static_cast<std::size_t>(SensorKind::gnss_position)) ++gnss_position_rejected;
-      const int row = est::VehicleObserver::kind_of(m) == SensorKind::wheel_hall ? 0 : m.row;  // TEMP: as before
-      report.innovations(std::string(kSensorKindNames[kind]) + "[" + std::to_string(row) + "]").push_back(r.innovation);
+      // one series per row: each wheel's innovations are tested for whiteness on their own (they
+      // were one interleaved series of the four wheels while each wheel was a sensor of its own)
+      report.innovations(std::string(kSensorKindNames[kind]) + "[" + std::to_string(m.row) + "]").push_back(r.innovation);
     }
     const auto& to = truth.outputs();
     dist += std::hypot(to.position.x() - prev_x, to.position.y() - prev_y);
