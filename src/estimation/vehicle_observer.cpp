@@ -19,17 +19,40 @@ VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle,
   // An estimated friction starts from the front tyres' own (input 0 means "the tyres' own",
   // which the estimate's range would otherwise clamp); it then applies to all four tyres.
   if (!cfg_.settings.estimated_inputs.empty()) inputs_.inputs().mu = v.params.axles[0].tyre.mu;
+  // Which observed coordinates carry a force error (FE: all of them when none is named)
+  std::vector<int> forced = cfg_.settings.filter.forced;
+  if (cfg_.settings.filter.force_error && forced.empty())
+    for (int j = 0; j < static_cast<int>(cfg_.settings.observed.size()); ++j) forced.push_back(j);
+  imu_.use_accelerometers(cfg_.settings.observed, cfg_.settings.filter.force_error, forced);
+  // The sensor parameters the units estimate become the error state's sensor block.
+  aiding::SensorParameters params;
+  imu_.declare_parameters(params);
+  wheels_.declare_parameters(params);
+  gnss_.declare_parameters(params);
+  parameters_ = params.list();
+  ObserverSettings settings = cfg_.settings;
+  for (const auto& p : parameters_) {
+    settings.sensor_initial.push_back(p.initial);
+    settings.sensor_min.push_back(p.min);
+    settings.sensor_max.push_back(p.max);
+    settings.filter.initial_std_s.push_back(p.initial_std);
+    settings.filter.sensor_rate_noise.push_back(p.rate_noise);
+  }
   aiding::SensorModels models;
   gnss_.add_models(models);
   imu_.add_models(models);
   wheels_.add_models(models);
   obs_ = std::make_unique<MbObserver>(v.model, std::vector<std::shared_ptr<const Sensor>>(models.begin(), models.end()),
-                                      cfg_.settings, dt);
-  imu_.use_accelerometers(cfg_.settings.observed, cfg_.settings.filter.force_error, obs_->filter().forced());
+                                      settings, dt);
   gnss_.set_monitor(cfg_.validity.monitor);
   imu_.set_monitor(cfg_.validity.monitor);
   wheels_.set_monitor(cfg_.validity.monitor);
   results_.reserve(32);
+}
+
+double VehicleObserver::parameter_std(int k) const {
+  const int i = obs_->filter().layout().sensor(k);
+  return std::sqrt(std::max(0.0, obs_->filter().covariance()(i, i)));
 }
 
 void VehicleObserver::start(const models::VehicleStart& s, double t0) {
@@ -67,7 +90,7 @@ void VehicleObserver::gather(double t) {
   inputs_.gather(t);  // first: they act on this step
   gnss_.gather(t, rows_);
   imu_.gather(t, rows_);
-  wheels_.gather(t, obs_->state(), inputs_.inputs(), rows_);
+  wheels_.gather(t, obs_->state(), inputs_.inputs(), obs_->sensor_parameters(), rows_);
 }
 
 void VehicleObserver::account(double t) {

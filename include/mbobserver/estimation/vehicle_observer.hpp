@@ -101,6 +101,11 @@ class VehicleObserver {
   static SensorKind kind_of(const ScalarMeasurement& m) { return aiding::MeasurementRows::kind(m); }
   // ENU <-> geodetic of the origin in use (valid once started).
   const GeographicLib::LocalCartesian& geodesy() const { return gnss_.geodesy(); }
+  // The sensor parameters it estimates (the error state's sensor block, in order), their values
+  // and 1-sigma now.
+  const std::vector<aiding::SensorParameter>& sensor_parameters() const { return parameters_; }
+  double parameter_value(int k) const { return obs_->sensor_parameters()[k]; }
+  double parameter_std(int k) const;
 
  private:
   void gather(double t);
@@ -116,6 +121,7 @@ class VehicleObserver {
   aiding::ImuAiding imu_;
   aiding::WheelHallAiding wheels_;
   std::unique_ptr<MbObserver> obs_;
+  std::vector<aiding::SensorParameter> parameters_;
   bool started_ = false;
 
   aiding::MeasurementRows rows_;
