@@ -50,6 +50,44 @@ VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle,
   results_.reserve(32);
 }
 
+void VehicleObserver::physical_kinematics(mb::State& out, Eigen::MatrixXd& P) const {
+  const auto& s = obs_->state();
+  const auto& L = obs_->filter().layout();
+  const auto& full = obs_->filter().covariance();
+  const int K = L.kinematic().size;
+  out.q = s.q;
+  out.qd = s.qd;
+  P = full.topLeftCorner(K, K);
+  // each kinematic entry i = c1 e[i] + c2 e[sensor k] (c2 = 0 but for scaled wheels)
+  kin_scale_.assign(static_cast<std::size_t>(K), 1.0);
+  kin_param_.assign(static_cast<std::size_t>(K), -1);
+  kin_coef_.assign(static_cast<std::size_t>(K), 0.0);
+  const auto& v = *vehicle_;
+  for (int w = 0; w < 4; ++w) {
+    const int k = wheels_.scale_param(w), j = obs_->observed_index(v.wheels[w].spin);
+    if (k < 0) continue;
+    const int slot = v.wheels[w].spin;
+    const double sc = obs_->sensor_parameters()[k], turned = s.q[slot] - wheels_.anchor(w).model;
+    out.q[slot] = wheels_.anchor(w).counts + sc * turned;
+    out.qd[slot] = sc * s.qd[slot];
+    if (j < 0) continue;
+    for (auto [i, c] : {std::pair{L.z(j), turned}, std::pair{L.zd(j), s.qd[slot]}}) {
+      kin_scale_[i] = sc;
+      kin_param_[i] = L.sensor(k);
+      kin_coef_[i] = c;
+    }
+  }
+  for (int i = 0; i < K; ++i)
+    for (int l = 0; l < K; ++l) {
+      const int a = kin_param_[i], b = kin_param_[l];
+      double p = kin_scale_[i] * kin_scale_[l] * full(i, l);
+      if (a >= 0) p += kin_coef_[i] * kin_scale_[l] * full(a, l);
+      if (b >= 0) p += kin_scale_[i] * kin_coef_[l] * full(i, b);
+      if (a >= 0 && b >= 0) p += kin_coef_[i] * kin_coef_[l] * full(a, b);
+      P(i, l) = p;
+    }
+}
+
 double VehicleObserver::parameter_std(int k) const {
   const int i = obs_->filter().layout().sensor(k);
   return std::sqrt(std::max(0.0, obs_->filter().covariance()(i, i)));
@@ -209,6 +247,15 @@ void VehicleObserver::fill_record(double t) {
   const auto& v = *vehicle_;
   const auto& s = obs_->state();
   models::vehicle_outputs(v, s, out_);
+  // With estimated wheel scales the model spins its wheels as its own radius asks; what is
+  // published is the physical wheel, as its Hall sensor counts it.
+  for (int w = 0; w < 4; ++w) {
+    const int k = wheels_.scale_param(w);
+    if (k < 0) continue;
+    const double sc = obs_->sensor_parameters()[k];
+    out_.wheel[w].spin_rate *= sc;
+    out_.wheel[w].spin_angle = wheels_.anchor(w).counts + sc * (s.q[v.wheels[w].spin] - wheels_.anchor(w).model);
+  }
   record_outputs(out_, rec_);
   const double mu_in = s.u[v.in.mu];
   rec_.friction = mu_in > 0 ? mu_in : v.params.axles[0].tyre.mu;

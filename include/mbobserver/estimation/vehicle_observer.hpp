@@ -106,6 +106,11 @@ class VehicleObserver {
   const std::vector<aiding::SensorParameter>& sensor_parameters() const { return parameters_; }
   double parameter_value(int k) const { return obs_->sensor_parameters()[k]; }
   double parameter_std(int k) const;
+  // The observer's positions and velocities and the covariance of the kinematic error block
+  // [z, zd] in physical terms: wheels whose scale is estimated are spun as their Hall sensors
+  // count them (angle counts + s (theta - model), rate s theta_dot), with the scale's
+  // uncertainty carried into their variance (what a truth is compared with).
+  void physical_kinematics(mb::State& out, Eigen::MatrixXd& P) const;
 
  private:
   void gather(double t);
@@ -122,6 +127,8 @@ class VehicleObserver {
   aiding::WheelHallAiding wheels_;
   std::unique_ptr<MbObserver> obs_;
   std::vector<aiding::SensorParameter> parameters_;
+  mutable std::vector<double> kin_scale_, kin_coef_;
+  mutable std::vector<int> kin_param_;
   bool started_ = false;
 
   aiding::MeasurementRows rows_;

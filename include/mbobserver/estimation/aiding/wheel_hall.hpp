@@ -70,6 +70,10 @@ class WheelHallAiding {
   void forget_time();
   // Whether wheel w's counter is taken as stuck now.
   bool stuck(int w) const { return stuck_[w]; }
+  // Wheel w's scale parameter (-1: not estimated) and its anchor: the physical spin angle is
+  // anchor.counts + s (theta - anchor.model), the physical spin rate s theta_dot.
+  int scale_param(int w) const { return scale_param_[w]; }
+  const HallAnchor& anchor(int w) const { return anchors_[w]; }
 
   void update_health(double t);
   const SourceHealth& health() const { return health_; }
@@ -79,7 +83,9 @@ class WheelHallAiding {
 
  private:
   void reset_wheel(int w, MbObserver& observer);
-  double scale(int w, const Eigen::VectorXd& params) const { return scale_param_[w] < 0 ? 1.0 : params[scale_param_[w]]; }
+  double scale(int w, const Eigen::VectorXd& params) const {
+    return scale_param_[w] < 0 ? 1.0 : params[scale_param_[w]];
+  }
 
   // the counts' own speed: a low-pass of their differences (kept, new)
   static constexpr double kRateKept = 0.8, kRateNew = 0.2;
