@@ -1,7 +1,9 @@
 // The order of a vehicle observer step; what each source contributes is in its aiding unit.
 #include "mbobserver/estimation/vehicle_observer.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "mbobserver/estimation/vehicle_record.hpp"
 
@@ -30,6 +32,11 @@ VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle,
   wheels_.declare_parameters(params);
   gnss_.declare_parameters(params);
   parameters_ = params.list();
+  for (const auto& p : parameters_) {
+    const auto it = std::find(kCalibrationNames.begin(), kCalibrationNames.end(), p.name);
+    if (it == kCalibrationNames.end()) throw std::logic_error("sensor parameter without a published name: " + p.name);
+    calibration_index_.push_back(static_cast<std::size_t>(it - kCalibrationNames.begin()));
+  }
   ObserverSettings settings = cfg_.settings;
   for (const auto& p : parameters_) {
     settings.sensor_initial.push_back(p.initial);
@@ -239,6 +246,13 @@ void VehicleObserver::fill_record(double t) {
   if (inputs_.timed_out(t)) rec_.faults |= kFaultInputTimeout;
   if (inputs_.implausible()) rec_.faults |= kFaultInputImplausible;
 
+  for (std::size_t k = 0; k < parameters_.size(); ++k) {  // what it has learned so far
+    auto& c = rec_.calibration[calibration_index_[k]];
+    c.estimated = true;
+    c.value = obs_->sensor_parameters()[static_cast<Eigen::Index>(k)];
+    c.std = parameter_std(static_cast<int>(k));
+    c.converged = c.std < parameters_[k].converged_std;
+  }
   if (!started_) {
     rec_.valid = false;
     rec_.validity = {};

@@ -127,6 +127,7 @@ class VehicleObserver {
   aiding::WheelHallAiding wheels_;
   std::unique_ptr<MbObserver> obs_;
   std::vector<aiding::SensorParameter> parameters_;
+  std::vector<std::size_t> calibration_index_;  // of each parameter in EstimateRecord::calibration
   mutable std::vector<double> kin_scale_, kin_coef_;
   mutable std::vector<int> kin_param_;
   bool started_ = false;
