@@ -98,7 +98,8 @@ MbObserver::MbObserver(const mb::Model& model, std::vector<std::shared_ptr<const
   if (settings_.sensor_initial.size() != ns || settings_.sensor_min.size() != ns || settings_.sensor_max.size() != ns)
     throw std::invalid_argument("sensor parameters: one value and one range per filter state");
   for (std::size_t k = 0; k < ns; ++k)
-    if (!(settings_.sensor_min[k] <= settings_.sensor_initial[k] && settings_.sensor_initial[k] <= settings_.sensor_max[k]))
+    if (!(settings_.sensor_min[k] <= settings_.sensor_initial[k] &&
+          settings_.sensor_initial[k] <= settings_.sensor_max[k]))
       throw std::invalid_argument("sensor parameters: a starting value outside its range");
   sensor_params_ = Eigen::Map<const VectorXd>(settings_.sensor_initial.data(), static_cast<Eigen::Index>(ns));
 }
@@ -240,7 +241,8 @@ void MbObserver::correct(ObserverStepReport& r) {
     apply_input_error(static_cast<int>(k));
   }
   for (int k = 0; k < L.sensors; ++k)  // a parameter never leaves its physical range
-    sensor_params_[k] = std::clamp(sensor_params_[k] + e[L.sensor(k)], settings_.sensor_min[k], settings_.sensor_max[k]);
+    sensor_params_[k] =
+        std::clamp(sensor_params_[k] + e[L.sensor(k)], settings_.sensor_min[k], settings_.sensor_max[k]);
   if (settings_.correction == Correction::position_problem) {
     for (int j = 0; j < n; ++j) s_.q[m_.z[settings_.observed[j]]] += e[L.z(j)];
     auto k = mb::solve_position(m_, s_.q, s_.u, ws_);

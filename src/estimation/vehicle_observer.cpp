@@ -95,6 +95,17 @@ void VehicleObserver::physical_kinematics(mb::State& out, Eigen::MatrixXd& P) co
     }
 }
 
+bool VehicleObserver::restore_parameter(std::string_view name, double value, double std, double age_s) {
+  for (std::size_t k = 0; k < parameters_.size(); ++k) {
+    const auto& p = parameters_[k];
+    if (p.name != name) continue;
+    const double var = std::min(std * std + p.rate_noise * age_s, p.initial_std * p.initial_std);
+    obs_->set_sensor_parameter(static_cast<int>(k), value, var);
+    return true;
+  }
+  return false;
+}
+
 double VehicleObserver::parameter_std(int k) const {
   const int i = obs_->filter().layout().sensor(k);
   return std::sqrt(std::max(0.0, obs_->filter().covariance()(i, i)));

@@ -106,6 +106,10 @@ class VehicleObserver {
   const std::vector<aiding::SensorParameter>& sensor_parameters() const { return parameters_; }
   double parameter_value(int k) const { return obs_->sensor_parameters()[k]; }
   double parameter_std(int k) const;
+  // Starts parameter `name` from a value learned before (a saved calibration) with its 1-sigma,
+  // the variance grown by the parameter's random walk over `age_s` (never above its initial
+  // one). False when it does not estimate such a parameter.
+  bool restore_parameter(std::string_view name, double value, double std, double age_s);
   // The observer's positions and velocities and the covariance of the kinematic error block
   // [z, zd] in physical terms: wheels whose scale is estimated are spun as their Hall sensors
   // count them (angle counts + s (theta - model), rate s theta_dot), with the scale's

@@ -69,7 +69,8 @@ GnssAiding::GnssAiding(const GnssConfig& config, const models::Vehicle& vehicle)
 
 void GnssAiding::declare_parameters(SensorParameters& list) {
   const auto& l = cfg_.latency;
-  if (l.on) latency_param_ = list.add({"gnss_latency", cfg_.latency_s, l.initial_std, l.rate_noise, l.min, l.max, 0.005});
+  if (l.on)
+    latency_param_ = list.add({"gnss_latency", cfg_.latency_s, l.initial_std, l.rate_noise, l.min, l.max, 0.005});
 }
 
 void GnssAiding::add_models(SensorModels& models) const {

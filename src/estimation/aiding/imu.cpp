@@ -80,12 +80,12 @@ void ImuAiding::declare_parameters(SensorParameters& list) {
   for (int k = 0; k < 3; ++k) {
     const auto& g = cfg_.gyro_bias;
     if (g.on && cfg_.use_gyro && cfg_.gyro_axes[k])
-      gyro_bias_param_[k] = list.add({std::string("gyro_bias_") + kAxis[k], 0.0, g.initial_std, g.rate_noise, g.min,
-                                      g.max, 0.01 * kDeg});
+      gyro_bias_param_[k] =
+          list.add({std::string("gyro_bias_") + kAxis[k], 0.0, g.initial_std, g.rate_noise, g.min, g.max, 0.01 * kDeg});
     const auto& a = cfg_.accel_bias;
     if (a.on && use_accel_ && cfg_.accel_axes[k])
-      accel_bias_param_[k] = list.add({std::string("accel_bias_") + kAxis[k], 0.0, a.initial_std, a.rate_noise, a.min,
-                                       a.max, 0.02});
+      accel_bias_param_[k] =
+          list.add({std::string("accel_bias_") + kAxis[k], 0.0, a.initial_std, a.rate_noise, a.min, a.max, 0.02});
   }
 }
 

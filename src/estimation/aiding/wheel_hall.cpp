@@ -36,8 +36,8 @@ void WheelHallAiding::declare_parameters(SensorParameters& list) {
   const auto& c = cfg_.scale;
   if (!c.on || !cfg_.use) return;
   for (int w = 0; w < 4; ++w)
-    scale_param_[w] = list.add({"wheel_scale_" + std::string(kWheelNames[w]), 1.0, c.initial_std, c.rate_noise, c.min,
-                                c.max, 0.0005});
+    scale_param_[w] = list.add(
+        {"wheel_scale_" + std::string(kWheelNames[w]), 1.0, c.initial_std, c.rate_noise, c.min, c.max, 0.0005});
 }
 
 void WheelHallAiding::add_models(SensorModels& models) const {
