@@ -20,7 +20,8 @@ VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle,
   const auto& v = *vehicle_;
   // An estimated friction starts from the front tyres' own (input 0 means "the tyres' own",
   // which the estimate's range would otherwise clamp); it then applies to all four tyres.
-  if (!cfg_.settings.estimated_inputs.empty()) inputs_.inputs().mu = v.params.axles[0].tyre.mu;
+  const auto& est = cfg_.settings.estimated_inputs;
+  if (std::find(est.begin(), est.end(), v.in.mu) != est.end()) inputs_.inputs().mu = v.params.axles[0].tyre.mu;
   // Which observed coordinates carry a force error (FE: all of them when none is named)
   std::vector<int> forced = cfg_.settings.filter.forced;
   if (cfg_.settings.filter.force_error && forced.empty())
@@ -104,6 +105,13 @@ bool VehicleObserver::restore_parameter(std::string_view name, double value, dou
     return true;
   }
   return false;
+}
+
+int VehicleObserver::input_index(int slot) const {
+  const auto& est = cfg_.settings.estimated_inputs;
+  if (!cfg_.settings.filter.force_error) return -1;  // errorEKF estimates no input
+  const auto it = std::find(est.begin(), est.end(), slot);
+  return it == est.end() ? -1 : static_cast<int>(it - est.begin());
 }
 
 double VehicleObserver::parameter_std(int k) const {
@@ -284,8 +292,21 @@ void VehicleObserver::fill_record(double t) {
   record_outputs(out_, rec_);
   const double mu_in = s.u[v.in.mu];
   rec_.friction = mu_in > 0 ? mu_in : v.params.axles[0].tyre.mu;
+  rec_.mass = v.params.total_mass() + s.u[v.in.payload_front] + s.u[v.in.payload_rear];
+  // the loads it estimates, with the calibration
+  const auto& L = obs_->filter().layout();
+  for (auto [slot, name] : {std::pair{v.in.payload_front, "payload_front"}, std::pair{v.in.payload_rear, "payload_rear"}}) {
+    const int k = input_index(slot);
+    if (k < 0) continue;
+    auto& c = rec_.calibration[static_cast<std::size_t>(
+        std::find(kCalibrationNames.begin(), kCalibrationNames.end(), name) - kCalibrationNames.begin())];
+    c.estimated = true;
+    c.value = s.u[slot];
+    c.std = std::sqrt(std::max(0.0, obs_->filter().covariance()(L.input(k), L.input(k))));
+    c.converged = c.std < 0.01 * v.params.total_mass();
+  }
   const ObservedChassis chassis{obs_->observed_index(v.x), obs_->observed_index(v.y), obs_->observed_index(v.yaw)};
-  record_uncertainty(obs_->filter(), chassis, obs_->filter().inputs() > 0 ? 0 : -1,
+  record_uncertainty(obs_->filter(), chassis, input_index(v.in.mu),
                      cfg_.validity.min_speed_for_sideslip, rec_);
   auto source = [](bool fused, const aiding::SourceHealth& h) {
     return SourceState{fused, h.timed_out(), h.consistent(), h.nis()};

@@ -247,6 +247,18 @@ void ModelBuilder::orientation_zyx(int u, int v, int w, int yaw, int pitch, int 
               "orientation w");
 }
 
+void ModelBuilder::point_mass_input(int body, const Vector3d& local, int input) {
+  if (body < 0 || body >= static_cast<int>(m_.bodies.size())) invalid("point_mass_input: no such body");
+  if (input < 0 || input >= static_cast<int>(m_.inputs.size())) invalid("point_mass_input: no such input");
+  mass_inputs_.push_back({body, input, true, local});
+}
+
+void ModelBuilder::body_mass_input(int body, int input) {
+  if (body < 0 || body >= static_cast<int>(m_.bodies.size())) invalid("body_mass_input: no such body");
+  if (input < 0 || input >= static_cast<int>(m_.inputs.size())) invalid("body_mass_input: no such input");
+  mass_inputs_.push_back({body, input, false, Vector3d::Zero()});
+}
+
 int ModelBuilder::body(const BodySpec& spec) {
   const int d = m_.dim;
   if (!(spec.mass >= 0) || !std::isfinite(spec.mass)) invalid("body \"" + spec.name + "\": mass must be >= 0");
@@ -543,6 +555,39 @@ Model ModelBuilder::build() && {
     for (int i = 0; i < n; ++i)
       if (b.slots[i] < m.nq) m.Q_gravity[b.slots[i]] += q[i];
   }
+  // Mass parameters: their local matrices per unit of input (a point mass m C(c)' C(c), a
+  // body's M / mass), on the same global entries (added to the pattern where new).
+  std::vector<std::map<std::pair<int, int>, double>> param_M(mass_inputs_.size());
+  for (std::size_t k = 0; k < mass_inputs_.size(); ++k) {
+    const auto& mi = mass_inputs_[k];
+    const Body& b = m.bodies.at(static_cast<std::size_t>(mi.body));
+    const int n = static_cast<int>(b.slots.size());
+    Eigen::MatrixXd Mk, C = b.C0;
+    if (mi.point) {
+      const Vector3d c = b.basis_inverse * (mi.local - b.origin_local);  // the point's basis coordinates
+      for (int j = 0; j < 3; ++j)
+        if (b.Ck[j].size()) C += c[j] * b.Ck[j];
+      Mk = C.transpose() * C;
+    } else {
+      if (!(b.mass > 0)) invalid("body \"" + b.name + "\": a mass input needs a body with mass");
+      Mk = b.M / b.mass;
+      for (int j = 0; j < 3; ++j)
+        if (b.Ck[j].size()) C += b.com_local[j] * b.Ck[j];
+    }
+    Model::MassParameter mp;
+    mp.input = mi.input;
+    mp.Q_gravity = VectorXd::Zero(m.nq);
+    const VectorXd g = C.transpose() * m.gravity.head(m.dim);
+    for (int i = 0; i < n; ++i) {
+      if (b.slots[i] < m.nq) mp.Q_gravity[b.slots[i]] += g[i];
+      for (int j = 0; j < n; ++j)
+        if (b.slots[i] < m.nq && b.slots[j] < m.nq && Mk(i, j) != 0) {
+          M[{b.slots[i], b.slots[j]}] += 0.0;  // in the pattern
+          param_M[k][{b.slots[i], b.slots[j]}] += Mk(i, j);
+        }
+    }
+    m.mass_parameters.push_back(std::move(mp));
+  }
   m.mass_scale = 0;
   for (auto& [rc, v] : M) {
     m.mass.push_back({rc.first, rc.second});
@@ -550,6 +595,14 @@ Model ModelBuilder::build() && {
     if (rc.first == rc.second) m.mass_scale = std::max(m.mass_scale, v);
   }
   if (!(m.mass_scale > 0)) m.mass_scale = 1;  // massless: the kinematic check names the DOF
+  for (std::size_t k = 0; k < param_M.size(); ++k) {
+    auto& values = m.mass_parameters[k].mass_values;
+    values.assign(m.mass.size(), 0.0);
+    for (std::size_t e = 0; e < m.mass.size(); ++e) {
+      const auto it = param_M[k].find({m.mass[e].row, m.mass[e].col});
+      if (it != param_M[k].end()) values[e] = it->second;
+    }
+  }
   return std::move(m_);
 }
 

@@ -9,10 +9,15 @@
 namespace mbo::mb {
 namespace {
 
-// out = M v
-void mass_times(const Model& m, const VectorXd& v, VectorXd& out) {
+// out = M(u) v
+void mass_times(const Model& m, const VectorXd& u, const VectorXd& v, VectorXd& out) {
   out.setZero();
   for (std::size_t e = 0; e < m.mass.size(); ++e) out[m.mass[e].row] += m.mass_values[e] * v[m.mass[e].col];
+  for (const auto& p : m.mass_parameters) {
+    const double k = u[p.input];
+    if (k == 0) continue;
+    for (std::size_t e = 0; e < m.mass.size(); ++e) out[m.mass[e].row] += k * p.mass_values[e] * v[m.mass[e].col];
+  }
 }
 
 // out += s * Phi_q' w
@@ -41,6 +46,9 @@ bool assemble_tangent(const Model& m, const State& s, Workspace& ws, Coefficient
   SparseSystem& T = ws.tangent;
   T.set_zero();
   for (const auto& e : ws.mass_slots) T.add(e.slot, m.mass_values[e.entry]);
+  for (const auto& p : m.mass_parameters)
+    if (const double k = s.u[p.input]; k != 0)
+      for (const auto& e : ws.mass_slots) T.add(e.slot, k * p.mass_values[e.entry]);
   for (const auto& p : ws.jtj_slots) T.add(p.slot, co.j * a * ws.jac[p.e1] * ws.jac[p.e2]);
   for (const auto& e : ws.K_slots) T.add(e.slot, co.k * e.weight * ws.forces.K[e.entry]);
   for (const auto& e : ws.C_slots) T.add(e.slot, co.c * e.weight * ws.forces.C[e.entry]);
@@ -152,7 +160,7 @@ StepResult step(const Model& m, State& s, Workspace& ws, double dt) {
       return r;
     }
     // f = dt^2/4 (M qdd + Phi_q' (alpha Phi + lambda) - Q), eq. (41)
-    mass_times(m, s.qdd, ws.res);
+    mass_times(m, s.u, s.qdd, ws.res);
     rotor_inertia(m, ws.x, ws.xd, &s.qdd, ws.res);
     ws.hv = s.lambda + a * ws.phi;
     add_jt(m, ws, ws.hv, 1.0, ws.res);

@@ -171,6 +171,8 @@ ForceBuffers make_force_buffers(const Model& m) {
 void generalized_forces(const Model& m, const VectorXd& x, const VectorXd& xd, const VectorXd& u, double t,
                         bool jacobians, ForceBuffers& out) {
   out.Q = m.Q_gravity;
+  for (const auto& p : m.mass_parameters)
+    if (u[p.input] != 0) out.Q += u[p.input] * p.Q_gravity;
   MatWriter wk{m.nq}, wc{m.nq};
   if (jacobians) {
     std::fill(out.K.begin(), out.K.end(), 0.0);

@@ -107,6 +107,10 @@ Vehicle build_vehicle(const VehicleParams& p, const Road& road_in) {
   in.mu = b.input("mu");
   in.wind_x = b.input("wind_x");
   in.wind_y = b.input("wind_y");
+  in.payload_front = b.input("payload_front");
+  in.payload_rear = b.input("payload_rear");
+  b.point_mass_input(chassis, p.payload_front() - p.cg_m, in.payload_front);
+  b.point_mass_input(chassis, p.payload_rear() - p.cg_m, in.payload_rear);
 
   std::array<int, kWheels> travel{}, spin{};
   for (int i = 0; i < kWheels; ++i) {
@@ -322,6 +326,8 @@ void set_inputs(const Vehicle& v, const VehicleInputs& in, mb::State& s) {
   s.u[v.in.mu] = std::isfinite(in.mu) && in.mu > 0 ? in.mu : 0.0;
   s.u[v.in.wind_x] = in.wind_x;
   s.u[v.in.wind_y] = in.wind_y;
+  s.u[v.in.payload_front] = in.payload_front;
+  s.u[v.in.payload_rear] = in.payload_rear;
 }
 
 void pose_vehicle(const Vehicle& v, Eigen::VectorXd& q) {

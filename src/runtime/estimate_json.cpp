@@ -119,6 +119,7 @@ void write_estimate_json(const EstimateRecord& r, std::string& out, const JsonOp
   w.field_array("wheel_angle", r.wheel_angle);
   w.field_array("wheel_speed", r.wheel_speed);
   w.field("friction", r.friction);
+  w.field("mass", r.mass);
   w.end_object();
 
   w.key("std");

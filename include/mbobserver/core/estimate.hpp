@@ -44,9 +44,11 @@ struct SensorHealth {
 // Parameters the observer can learn while driving (self-calibration), in a fixed order so that
 // the record keeps its fixed size. Sensor parameters: gyroscope and accelerometer biases (rad/s,
 // m/s^2), each wheel's scale r_model / r_effective, the GNSS latency (s).
-inline constexpr std::array<std::string_view, 11> kCalibrationNames = {
+// Model parameters: the loads (kg) at the front and rear payload points of the vehicle file.
+inline constexpr std::array<std::string_view, 13> kCalibrationNames = {
     "gyro_bias_x",    "gyro_bias_y",    "gyro_bias_z",    "accel_bias_x",   "accel_bias_y", "accel_bias_z",
-    "wheel_scale_fl", "wheel_scale_fr", "wheel_scale_rl", "wheel_scale_rr", "gnss_latency"};
+    "wheel_scale_fl", "wheel_scale_fr", "wheel_scale_rl", "wheel_scale_rr", "gnss_latency", "payload_front",
+    "payload_rear"};
 inline constexpr std::size_t kCalibrationCount = kCalibrationNames.size();
 
 struct Calibration {
@@ -103,6 +105,7 @@ struct EstimateRecord {
   PerWheel suspension_travel{};  // m, positive in compression from the design position
   PerWheel wheel_angle{}, wheel_speed{};  // spin angle (rad) and rate (rad/s) relative to the carrier
   double friction = 0;  // road friction the tyres compute with (estimated, or as configured)
+  double mass = 0;  // kg: the vehicle file's mass and the payload estimated (or none)
 
   // 1-sigma from the filter covariance (propagated through the model where needed).
   double std_x = 0, std_y = 0, std_yaw = 0, std_vx = 0, std_vy = 0, std_sideslip_deg = 0;

@@ -119,6 +119,8 @@ class VehicleObserver {
  private:
   void gather(double t);
   void account(double t);
+  // Index of model input `slot` among the estimated inputs (the error state's input block), -1.
+  int input_index(int slot) const;
   void reinitialise(double t, std::uint32_t why);
   void fill_record(double t);
 

@@ -284,6 +284,14 @@ class Model {
   std::vector<int> force_K_target, force_C_target;
   std::vector<Entry> mass;  // global M, COO of unique entries
   std::vector<double> mass_values;
+  // Mass the model takes from inputs (a payload, a body whose mass is estimated): with u the
+  // inputs, M = M0 + sum_k u[input_k] M_k and Q_gravity likewise, M_k on the entries of `mass`.
+  struct MassParameter {
+    int input = -1;
+    std::vector<double> mass_values;  // per unit of the input, one per entry of `mass`
+    VectorXd Q_gravity;  // nq, per unit of the input
+  };
+  std::vector<MassParameter> mass_parameters;
   double mass_scale = 1;  // max diagonal entry of M
 
   double penalty_for(double dt) const {

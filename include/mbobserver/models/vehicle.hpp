@@ -53,6 +53,7 @@ struct VehicleInputIndex {
       steer_accel{-1, -1, -1, -1};  // front wheels only
   std::array<int, kWheels> drive{}, brake{};
   int mu = -1, wind_x = -1, wind_y = -1;
+  int payload_front = -1, payload_rear = -1;  // kg at VehicleParams::payload_front(), payload_rear()
 };
 
 struct Vehicle {
@@ -91,6 +92,7 @@ struct VehicleInputs {
   std::array<double, kWheels> brake_pressure{};  // Pa; torque = pressure * axle gain
   double mu = std::numeric_limits<double>::quiet_NaN();  // friction override; NaN: the tyres' own
   double wind_x = 0, wind_y = 0;  // air velocity over ground (m/s, ENU)
+  double payload_front = 0, payload_rear = 0;  // kg added at the payload points
 };
 
 // Writes the inputs into s.u: the steering through the Ackermann geometry (+ static toe), rates
