@@ -1,5 +1,7 @@
 #include <algorithm>
 
+#include <spdlog/spdlog.h>
+
 #include "mbobserver/core/json_reader.hpp"
 #include "mbobserver/core/log.hpp"
 #include "mbobserver/models/vehicle_params.hpp"
@@ -26,6 +28,7 @@ DaemonConfig load_daemon_config(const std::filesystem::path& file) {
     c.vehicle = std::make_shared<const models::Vehicle>(models::build_vehicle(models::load_vehicle_params(path)));
   }
   c.signals = std::make_shared<const io::SignalMap>(io::SignalMap::from_config(root.at("can")));
+  for (const auto& w : c.signals->dbc_warnings()) spdlog::warn("{}", w);
   if (auto g = root.find("gnss")) c.gnss_serial = io::read_gnss_serial_config(*g);
   c.observer = est::read_vehicle_observer_config(root.at("observer"), *c.vehicle);
   // The wheel counters wrap where the DBC's signals do.
