@@ -194,6 +194,8 @@ json run_vehicle_experiment(const VehicleScenario& sc, const RunOptions& opt) {
   // honest sigma), for the quantities that have one in the record.
   std::vector<double> nees_sum(q.size(), 0.0);
   std::vector<long> nees_n(q.size(), 0);
+  mb::State physical = obs.state();
+  Eigen::MatrixXd physical_P;
   std::vector<double>& obs_us = report.timing("observer_step");
   std::vector<double>& open_us = report.timing("open_loop_model_step");
   std::vector<Measurement> meas;
@@ -261,7 +263,8 @@ json run_vehicle_experiment(const VehicleScenario& sc, const RunOptions& opt) {
         ++nees_n[i];
       }
     }
-    report.add_coordinates(truth.state(), obs.state(), open.state(), obs.observer().filter().covariance());
+    obs.physical_kinematics(physical, physical_P);  // wheels as their sensors count them
+    report.add_coordinates(truth.state(), physical, open.state(), physical_P);
     if (opt.trace) {
       *opt.trace << t;
       for (const auto* qq : q)
