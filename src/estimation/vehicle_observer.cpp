@@ -16,7 +16,10 @@ VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle,
       inputs_(cfg_.inputs),
       gnss_(cfg_.gnss, *vehicle_),
       imu_(cfg_.imu, *vehicle_),
-      wheels_(cfg_.wheels, *vehicle_) {
+      wheels_(cfg_.wheels, *vehicle_),
+      wheel_speeds_(cfg_.wheel_speeds, *vehicle_),
+      bus_inputs_(cfg_.bus_inputs, *vehicle_),
+      dt_(dt) {
   const auto& v = *vehicle_;
   // An estimated friction starts from the front tyres' own (input 0 means "the tyres' own",
   // which the estimate's range would otherwise clamp); it then applies to all four tyres.
@@ -50,11 +53,14 @@ VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle,
   gnss_.add_models(models);
   imu_.add_models(models);
   wheels_.add_models(models);
+  wheel_speeds_.add_models(models);
   obs_ = std::make_unique<MbObserver>(v.model, std::vector<std::shared_ptr<const Sensor>>(models.begin(), models.end()),
                                       settings, dt);
+  sigma_ = std::make_unique<OutputSigma>(v, *obs_);
   gnss_.set_monitor(cfg_.validity.monitor);
   imu_.set_monitor(cfg_.validity.monitor);
   wheels_.set_monitor(cfg_.validity.monitor);
+  wheel_speeds_.set_monitor(cfg_.validity.monitor);
   results_.reserve(32);
 }
 
@@ -123,12 +129,14 @@ void VehicleObserver::start(const models::VehicleStart& s, double t0) {
   mb::Workspace ws(vehicle_->model);
   mb::State st = models::start_vehicle(*vehicle_, ws, s, inputs_.inputs());
   obs_->initialize(st);
+  sigma_->restart();
   started_ = true;
   t_ = t0;
   // what the sources said of the model before says nothing of this one
   gnss_.restart();
   imu_.restart_monitor();
   wheels_.restart_monitor();
+  wheel_speeds_.restart_monitor();
 }
 
 void VehicleObserver::push(const Measurement& m) {
@@ -146,15 +154,24 @@ void VehicleObserver::push(const Measurement& m) {
     held = imu_.hold(m);
   else if (aiding::WheelHallAiding::owns(m.channel))
     held = wheels_.hold(m);
+  else if (aiding::WheelSpeedAiding::owns(m.channel))
+    held = wheel_speeds_.hold(m);
+  else if (aiding::BusInputs::owns(m.channel))
+    held = bus_inputs_.hold(m);
   if (!held) ++counters_.samples_stale;
 }
 
 void VehicleObserver::gather(double t) {
   rows_.clear();
-  inputs_.gather(t);  // first: they act on this step
+  // first: they act on this step (a production bus's signals converted into the model's)
+  bus_inputs_.convert(t, out_.velocity_body.x(), inputs_);
+  inputs_.gather(t);
+  bus_inputs_.apply_rate(inputs_.inputs());
   gnss_.gather(t, rows_);
   imu_.gather(t, rows_);
   wheels_.gather(t, obs_->state(), inputs_.inputs(), obs_->sensor_parameters(), rows_);
+  const bool hall = cfg_.wheels.use;
+  wheel_speeds_.gather(t, dt_, obs_->state(), {hall, hall, hall, hall}, rows_);
 }
 
 void VehicleObserver::account(double t) {
@@ -174,11 +191,15 @@ void VehicleObserver::account(double t) {
       case SensorKind::wheel_hall:
         wheels_.account(rows[i], results_[i], t, *obs_);
         break;
+      case SensorKind::wheel_speed:
+      case SensorKind::vehicle_speed:
+        wheel_speeds_.account(rows[i], results_[i], t, *obs_);
+        break;
       case SensorKind::count:
         break;
     }
   }
-  counters_.wheel_resets = wheels_.resets();
+  counters_.wheel_resets = wheels_.resets() + wheel_speeds_.resets();
 }
 
 void VehicleObserver::reinitialise(double t, std::uint32_t why) {
@@ -210,6 +231,8 @@ void VehicleObserver::resynchronise() {
   gnss_.forget_time();
   imu_.forget_time();
   wheels_.forget_time();
+  wheel_speeds_.forget_time();
+  bus_inputs_.forget_time();
 }
 
 const EstimateRecord& VehicleObserver::step(double t) {
@@ -254,14 +277,19 @@ void VehicleObserver::fill_record(double t) {
   gnss_.update_health(t);
   imu_.update_health(t);
   wheels_.update_health(t);
+  wheel_speeds_.update_health(t);
   for (auto kind : {SensorKind::gnss_position, SensorKind::gnss_velocity, SensorKind::gnss_course})
     rec_.sensors[aiding::index_of(kind)] = gnss_.health(kind).published();
   for (auto kind : {SensorKind::accelerometer, SensorKind::gyroscope})
     rec_.sensors[aiding::index_of(kind)] = imu_.health(kind).published();
   rec_.sensors[aiding::index_of(SensorKind::wheel_hall)] = wheels_.health().published();
+  for (auto kind : {SensorKind::wheel_speed, SensorKind::vehicle_speed})
+    rec_.sensors[aiding::index_of(kind)] = wheel_speeds_.health(kind).published();
   if (gnss_.position_timed_out()) rec_.faults |= kFaultGnssTimeout;
   if (imu_.timed_out()) rec_.faults |= kFaultImuTimeout;
-  if (wheels_.timed_out()) rec_.faults |= kFaultWheelTimeout;
+  // the Hall counters whether or not fused (as the others), the wheel speeds when the bus has them
+  if ((wheels_.timed_out() && (cfg_.wheels.use || !wheel_speeds_.active())) || wheel_speeds_.timed_out())
+    rec_.faults |= kFaultWheelTimeout;
   if (inputs_.timed_out(t)) rec_.faults |= kFaultInputTimeout;
   if (inputs_.implausible()) rec_.faults |= kFaultInputImplausible;
 
@@ -295,7 +323,8 @@ void VehicleObserver::fill_record(double t) {
   rec_.mass = v.params.total_mass() + s.u[v.in.payload_front] + s.u[v.in.payload_rear];
   // the loads it estimates, with the calibration
   const auto& L = obs_->filter().layout();
-  for (auto [slot, name] : {std::pair{v.in.payload_front, "payload_front"}, std::pair{v.in.payload_rear, "payload_rear"}}) {
+  for (auto [slot, name] :
+       {std::pair{v.in.payload_front, "payload_front"}, std::pair{v.in.payload_rear, "payload_rear"}}) {
     const int k = input_index(slot);
     if (k < 0) continue;
     auto& c = rec_.calibration[static_cast<std::size_t>(
@@ -306,8 +335,15 @@ void VehicleObserver::fill_record(double t) {
     c.converged = c.std < 0.01 * v.params.total_mass();
   }
   const ObservedChassis chassis{obs_->observed_index(v.x), obs_->observed_index(v.y), obs_->observed_index(v.yaw)};
-  record_uncertainty(obs_->filter(), chassis, input_index(v.in.mu),
-                     cfg_.validity.min_speed_for_sideslip, rec_);
+  record_uncertainty(obs_->filter(), chassis, input_index(v.in.mu), cfg_.validity.min_speed_for_sideslip, rec_);
+  sigma_->update(*obs_, out_, rec_);
+  // the reference point's acceleration in the chassis frame, and the yaw acceleration
+  const Eigen::Vector3d a = models::chassis_rotation(v, s.q).transpose() * s.qdd.segment<3>(v.P0);
+  rec_.a_long = a.x(), rec_.a_lat = a.y(), rec_.yaw_accel = s.qdd[v.yaw];
+  // WGS84 of the reference point, and the origin of the frame it is given in
+  const auto& geo = gnss_.geodesy();
+  geo.Reverse(rec_.x, rec_.y, rec_.z, rec_.lat, rec_.lon, rec_.alt);
+  rec_.origin_lat = geo.LatitudeOrigin(), rec_.origin_lon = geo.LongitudeOrigin(), rec_.origin_alt = geo.HeightOrigin();
   auto source = [](bool fused, const aiding::SourceHealth& h) {
     return SourceState{fused, h.timed_out(), h.consistent(), h.nis()};
   };
@@ -319,6 +355,11 @@ void VehicleObserver::fill_record(double t) {
   src.gyro = source(cfg_.imu.use_gyro, imu_.health(SensorKind::gyroscope));
   src.accelerometers = source(imu_.accelerometers_fused(), imu_.health(SensorKind::accelerometer));
   src.wheels = source(cfg_.wheels.use, wheels_.health());
+  if (!cfg_.wheels.use && wheel_speeds_.active()) {
+    // without Hall counts the wheel speeds are what the virtual sensors' wheels rest on
+    const auto& ws = wheel_speeds_.health(SensorKind::wheel_speed);
+    src.wheels = SourceState{true, wheel_speeds_.timed_out(), ws.consistent(), ws.nis()};
+  }
   src.settled = !cfg_.gnss.use_position || gnss_.fixes_since_start() >= cfg_.gnss.start_fixes;
   src.inputs_plausible = !inputs_.implausible();
   src.guessing = inputs_.guessing(t);

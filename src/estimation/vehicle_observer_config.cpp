@@ -119,6 +119,8 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
     v->finish();
   }
   if (auto in = sec.find("inputs")) c.inputs = aiding::read_inputs_config(*in);
+  if (auto ws = sec.find("wheel_speeds")) c.wheel_speeds = aiding::read_wheel_speed_config(*ws, gate);
+  aiding::read_bus_inputs_config(sec, c.bus_inputs);
   sec.finish();
   c.settings.filter.force_error = c.filter_type == "errorEKF-FE";
   return c;

@@ -46,7 +46,7 @@ std::vector<VehicleQuantity> make() {
   };
   const PerWheel per_wheel[] = {
       // the published wheel: as its Hall sensor counts it (an estimated scale applied)
-      {"wheel_angle", "wheel_angle", [](V, S, O o, int i) { return o.wheel[i].spin_angle; }},
+      {"wheel_spin_angle", "wheel_spin_angle", [](V, S, O o, int i) { return o.wheel[i].spin_angle; }},
       {"wheel_speed", "wheel_speed", [](V, S, O o, int i) { return o.wheel[i].spin_rate; }},
       {"tyre_fx", "tyre_fx", [](V, S, O o, int i) { return o.wheel[i].Fx; }},
       {"tyre_fy", "tyre_fy", [](V, S, O o, int i) { return o.wheel[i].Fy; }},

@@ -155,7 +155,8 @@ void differentiate_forces_velocity(const Model& m, const State& s, Workspace& ws
     d.dQ = ws.forces.Q - d.Q0;  // a mass input's weight is in Q; its inertia -dM qdd is not:
     for (const auto& p : m.mass_parameters)
       if (p.input == d.inputs[k])
-        for (std::size_t e = 0; e < m.mass.size(); ++e) d.dQ[m.mass[e].row] -= h * p.mass_values[e] * s.qdd[m.mass[e].col];
+        for (std::size_t e = 0; e < m.mass.size(); ++e)
+          d.dQ[m.mass[e].row] -= h * p.mass_values[e] * s.qdd[m.mass[e].col];
     d.rhs_z.noalias() = ws.R.transpose() * d.dQ;
     solve_column(d, h, d.du, k);
   }

@@ -52,6 +52,7 @@ class FrameDecoder {
                 double order_t = std::numeric_limits<double>::quiet_NaN());
   void push(const Measurement& m, std::int64_t rx_ns, const std::atomic<bool>* stop = nullptr,
             double order_t = std::numeric_limits<double>::quiet_NaN());
+  const io::SignalMap& map() const { return map_; }
 
  private:
   const io::SignalMap& map_;

@@ -96,6 +96,8 @@ class MbObserver {
   const mb::State& state() const { return s_; }
   const mb::Model& model() const { return m_; }
   mb::Workspace& workspace() { return ws_; }
+  const mb::Workspace& workspace() const { return ws_; }
+  const ObserverSettings& settings() const { return settings_; }
   const ErrorEkf& filter() const { return ekf_; }
   ErrorEkf& filter() { return ekf_; }
 

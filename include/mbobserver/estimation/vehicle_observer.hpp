@@ -19,11 +19,14 @@
 #include "mbobserver/core/estimate.hpp"
 #include "mbobserver/core/json_reader.hpp"
 #include "mbobserver/core/measurement.hpp"
+#include "mbobserver/estimation/aiding/bus_inputs.hpp"
 #include "mbobserver/estimation/aiding/gnss.hpp"
 #include "mbobserver/estimation/aiding/imu.hpp"
 #include "mbobserver/estimation/aiding/model_inputs.hpp"
 #include "mbobserver/estimation/aiding/wheel_hall.hpp"
+#include "mbobserver/estimation/aiding/wheel_speed.hpp"
 #include "mbobserver/estimation/observer.hpp"
+#include "mbobserver/estimation/output_sigma.hpp"
 #include "mbobserver/models/vehicle.hpp"
 #include "mbobserver/models/vehicle_outputs.hpp"
 
@@ -50,6 +53,8 @@ struct VehicleObserverConfig {
   WheelSensorConfig wheels;
   ValidityConfig validity;
   InputsConfig inputs;
+  aiding::WheelSpeedConfig wheel_speeds;  // a production bus's wheel speeds
+  aiding::BusInputsConfig bus_inputs;  // its steering-wheel angle, engine torque, master pressure
 };
 
 // Reads the "observer" section for `vehicle` (observed coordinates by name: x y z yaw pitch
@@ -131,7 +136,11 @@ class VehicleObserver {
   aiding::GnssAiding gnss_;
   aiding::ImuAiding imu_;
   aiding::WheelHallAiding wheels_;
+  aiding::WheelSpeedAiding wheel_speeds_;
+  aiding::BusInputs bus_inputs_;
+  double dt_ = 0;
   std::unique_ptr<MbObserver> obs_;
+  std::unique_ptr<OutputSigma> sigma_;
   std::vector<aiding::SensorParameter> parameters_;
   std::vector<std::size_t> calibration_index_;  // of each parameter in EstimateRecord::calibration
   mutable std::vector<double> kin_scale_, kin_coef_;
