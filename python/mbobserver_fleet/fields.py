@@ -114,7 +114,7 @@ def all_summary_pointers():
     """Every pointer read from the summary (for the README and the report's footer)."""
     return list(SUMMARY_FIELDS.values()) + [p for p, _ in SUMMARY_SUMS.values()] + [SUMMARY_LOG_PROBLEMS]
 
-# paths into one --record line (an mbobserver.estimate/1 record) for the per-drive figures:
+# paths into one --record line (an mbobserver.estimate/2 record) for the per-drive figures:
 # figure label -> (value path, 1-sigma path or None, truth CSV column or None, scale)
 RECORD_TIME = ("t",)
 RECORD_VALID = ("health", "valid")

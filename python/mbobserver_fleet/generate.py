@@ -51,7 +51,8 @@ def vehicle_scenarios(folder):
                 doc = json.load(f)
         except (OSError, ValueError) as e:
             raise UsageError(f"{path}: {e}") from None
-        if isinstance(doc, dict) and doc.get("kind") == "vehicle" and "manoeuvre" in doc:
+        # a production car's bus (production_bus) needs its own configuration, not the fleet's
+        if isinstance(doc, dict) and doc.get("kind") == "vehicle" and "manoeuvre" in doc and "production_bus" not in doc:
             found.append((path, doc))
     if not found:
         raise UsageError(f"{folder}: no vehicle scenario (\"kind\": \"vehicle\")")

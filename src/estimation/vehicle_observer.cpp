@@ -1,7 +1,9 @@
 // The order of a vehicle observer step; what each source contributes is in its aiding unit.
 #include "mbobserver/estimation/vehicle_observer.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "mbobserver/estimation/vehicle_record.hpp"
 
@@ -14,34 +16,127 @@ VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle,
       inputs_(cfg_.inputs),
       gnss_(cfg_.gnss, *vehicle_),
       imu_(cfg_.imu, *vehicle_),
-      wheels_(cfg_.wheels, *vehicle_) {
+      wheels_(cfg_.wheels, *vehicle_),
+      wheel_speeds_(cfg_.wheel_speeds, *vehicle_),
+      bus_inputs_(cfg_.bus_inputs, *vehicle_),
+      dt_(dt) {
   const auto& v = *vehicle_;
   // An estimated friction starts from the front tyres' own (input 0 means "the tyres' own",
   // which the estimate's range would otherwise clamp); it then applies to all four tyres.
-  if (!cfg_.settings.estimated_inputs.empty()) inputs_.inputs().mu = v.params.axles[0].tyre.mu;
+  const auto& est = cfg_.settings.estimated_inputs;
+  if (std::find(est.begin(), est.end(), v.in.mu) != est.end()) inputs_.inputs().mu = v.params.axles[0].tyre.mu;
+  // Which observed coordinates carry a force error (FE: all of them when none is named)
+  std::vector<int> forced = cfg_.settings.filter.forced;
+  if (cfg_.settings.filter.force_error && forced.empty())
+    for (int j = 0; j < static_cast<int>(cfg_.settings.observed.size()); ++j) forced.push_back(j);
+  imu_.use_accelerometers(cfg_.settings.observed, cfg_.settings.filter.force_error, forced);
+  // The sensor parameters the units estimate become the error state's sensor block.
+  aiding::SensorParameters params;
+  imu_.declare_parameters(params);
+  wheels_.declare_parameters(params);
+  gnss_.declare_parameters(params);
+  parameters_ = params.list();
+  for (const auto& p : parameters_) {
+    const auto it = std::find(kCalibrationNames.begin(), kCalibrationNames.end(), p.name);
+    if (it == kCalibrationNames.end()) throw std::logic_error("sensor parameter without a published name: " + p.name);
+    calibration_index_.push_back(static_cast<std::size_t>(it - kCalibrationNames.begin()));
+  }
+  ObserverSettings settings = cfg_.settings;
+  for (const auto& p : parameters_) {
+    settings.sensor_initial.push_back(p.initial);
+    settings.sensor_min.push_back(p.min);
+    settings.sensor_max.push_back(p.max);
+    settings.filter.initial_std_s.push_back(p.initial_std);
+    settings.filter.sensor_rate_noise.push_back(p.rate_noise);
+  }
   aiding::SensorModels models;
   gnss_.add_models(models);
   imu_.add_models(models);
   wheels_.add_models(models);
+  wheel_speeds_.add_models(models);
   obs_ = std::make_unique<MbObserver>(v.model, std::vector<std::shared_ptr<const Sensor>>(models.begin(), models.end()),
-                                      cfg_.settings, dt);
-  imu_.use_accelerometers(cfg_.settings.observed, cfg_.settings.filter.force_error, obs_->filter().forced());
+                                      settings, dt);
+  sigma_ = std::make_unique<OutputSigma>(v, *obs_);
   gnss_.set_monitor(cfg_.validity.monitor);
   imu_.set_monitor(cfg_.validity.monitor);
   wheels_.set_monitor(cfg_.validity.monitor);
+  wheel_speeds_.set_monitor(cfg_.validity.monitor);
   results_.reserve(32);
+}
+
+void VehicleObserver::physical_kinematics(mb::State& out, Eigen::MatrixXd& P) const {
+  const auto& s = obs_->state();
+  const auto& L = obs_->filter().layout();
+  const auto& full = obs_->filter().covariance();
+  const int K = L.kinematic().size;
+  out.q = s.q;
+  out.qd = s.qd;
+  P = full.topLeftCorner(K, K);
+  // each kinematic entry i = c1 e[i] + c2 e[sensor k] (c2 = 0 but for scaled wheels)
+  kin_scale_.assign(static_cast<std::size_t>(K), 1.0);
+  kin_param_.assign(static_cast<std::size_t>(K), -1);
+  kin_coef_.assign(static_cast<std::size_t>(K), 0.0);
+  const auto& v = *vehicle_;
+  for (int w = 0; w < 4; ++w) {
+    const int k = wheels_.scale_param(w), j = obs_->observed_index(v.wheels[w].spin);
+    if (k < 0) continue;
+    const int slot = v.wheels[w].spin;
+    const double sc = obs_->sensor_parameters()[k], turned = s.q[slot] - wheels_.anchor(w).model;
+    out.q[slot] = wheels_.anchor(w).counts + sc * turned;
+    out.qd[slot] = sc * s.qd[slot];
+    if (j < 0) continue;
+    for (auto [i, c] : {std::pair{L.z(j), turned}, std::pair{L.zd(j), s.qd[slot]}}) {
+      kin_scale_[i] = sc;
+      kin_param_[i] = L.sensor(k);
+      kin_coef_[i] = c;
+    }
+  }
+  for (int i = 0; i < K; ++i)
+    for (int l = 0; l < K; ++l) {
+      const int a = kin_param_[i], b = kin_param_[l];
+      double p = kin_scale_[i] * kin_scale_[l] * full(i, l);
+      if (a >= 0) p += kin_coef_[i] * kin_scale_[l] * full(a, l);
+      if (b >= 0) p += kin_scale_[i] * kin_coef_[l] * full(i, b);
+      if (a >= 0 && b >= 0) p += kin_coef_[i] * kin_coef_[l] * full(a, b);
+      P(i, l) = p;
+    }
+}
+
+bool VehicleObserver::restore_parameter(std::string_view name, double value, double std, double age_s) {
+  for (std::size_t k = 0; k < parameters_.size(); ++k) {
+    const auto& p = parameters_[k];
+    if (p.name != name) continue;
+    const double var = std::min(std * std + p.rate_noise * age_s, p.initial_std * p.initial_std);
+    obs_->set_sensor_parameter(static_cast<int>(k), value, var);
+    return true;
+  }
+  return false;
+}
+
+int VehicleObserver::input_index(int slot) const {
+  const auto& est = cfg_.settings.estimated_inputs;
+  if (!cfg_.settings.filter.force_error) return -1;  // errorEKF estimates no input
+  const auto it = std::find(est.begin(), est.end(), slot);
+  return it == est.end() ? -1 : static_cast<int>(it - est.begin());
+}
+
+double VehicleObserver::parameter_std(int k) const {
+  const int i = obs_->filter().layout().sensor(k);
+  return std::sqrt(std::max(0.0, obs_->filter().covariance()(i, i)));
 }
 
 void VehicleObserver::start(const models::VehicleStart& s, double t0) {
   mb::Workspace ws(vehicle_->model);
   mb::State st = models::start_vehicle(*vehicle_, ws, s, inputs_.inputs());
   obs_->initialize(st);
+  sigma_->restart();
   started_ = true;
   t_ = t0;
   // what the sources said of the model before says nothing of this one
   gnss_.restart();
   imu_.restart_monitor();
   wheels_.restart_monitor();
+  wheel_speeds_.restart_monitor();
 }
 
 void VehicleObserver::push(const Measurement& m) {
@@ -59,15 +154,24 @@ void VehicleObserver::push(const Measurement& m) {
     held = imu_.hold(m);
   else if (aiding::WheelHallAiding::owns(m.channel))
     held = wheels_.hold(m);
+  else if (aiding::WheelSpeedAiding::owns(m.channel))
+    held = wheel_speeds_.hold(m);
+  else if (aiding::BusInputs::owns(m.channel))
+    held = bus_inputs_.hold(m);
   if (!held) ++counters_.samples_stale;
 }
 
 void VehicleObserver::gather(double t) {
   rows_.clear();
-  inputs_.gather(t);  // first: they act on this step
+  // first: they act on this step (a production bus's signals converted into the model's)
+  bus_inputs_.convert(t, out_.velocity_body.x(), inputs_);
+  inputs_.gather(t);
+  bus_inputs_.apply_rate(inputs_.inputs());
   gnss_.gather(t, rows_);
   imu_.gather(t, rows_);
-  wheels_.gather(t, obs_->state(), inputs_.inputs(), rows_);
+  wheels_.gather(t, obs_->state(), inputs_.inputs(), obs_->sensor_parameters(), rows_);
+  const bool hall = cfg_.wheels.use;
+  wheel_speeds_.gather(t, dt_, obs_->state(), {hall, hall, hall, hall}, rows_);
 }
 
 void VehicleObserver::account(double t) {
@@ -87,11 +191,15 @@ void VehicleObserver::account(double t) {
       case SensorKind::wheel_hall:
         wheels_.account(rows[i], results_[i], t, *obs_);
         break;
+      case SensorKind::wheel_speed:
+      case SensorKind::vehicle_speed:
+        wheel_speeds_.account(rows[i], results_[i], t, *obs_);
+        break;
       case SensorKind::count:
         break;
     }
   }
-  counters_.wheel_resets = wheels_.resets();
+  counters_.wheel_resets = wheels_.resets() + wheel_speeds_.resets();
 }
 
 void VehicleObserver::reinitialise(double t, std::uint32_t why) {
@@ -123,6 +231,8 @@ void VehicleObserver::resynchronise() {
   gnss_.forget_time();
   imu_.forget_time();
   wheels_.forget_time();
+  wheel_speeds_.forget_time();
+  bus_inputs_.forget_time();
 }
 
 const EstimateRecord& VehicleObserver::step(double t) {
@@ -167,17 +277,29 @@ void VehicleObserver::fill_record(double t) {
   gnss_.update_health(t);
   imu_.update_health(t);
   wheels_.update_health(t);
+  wheel_speeds_.update_health(t);
   for (auto kind : {SensorKind::gnss_position, SensorKind::gnss_velocity, SensorKind::gnss_course})
     rec_.sensors[aiding::index_of(kind)] = gnss_.health(kind).published();
   for (auto kind : {SensorKind::accelerometer, SensorKind::gyroscope})
     rec_.sensors[aiding::index_of(kind)] = imu_.health(kind).published();
   rec_.sensors[aiding::index_of(SensorKind::wheel_hall)] = wheels_.health().published();
+  for (auto kind : {SensorKind::wheel_speed, SensorKind::vehicle_speed})
+    rec_.sensors[aiding::index_of(kind)] = wheel_speeds_.health(kind).published();
   if (gnss_.position_timed_out()) rec_.faults |= kFaultGnssTimeout;
   if (imu_.timed_out()) rec_.faults |= kFaultImuTimeout;
-  if (wheels_.timed_out()) rec_.faults |= kFaultWheelTimeout;
+  // the Hall counters whether or not fused (as the others), the wheel speeds when the bus has them
+  if ((wheels_.timed_out() && (cfg_.wheels.use || !wheel_speeds_.active())) || wheel_speeds_.timed_out())
+    rec_.faults |= kFaultWheelTimeout;
   if (inputs_.timed_out(t)) rec_.faults |= kFaultInputTimeout;
   if (inputs_.implausible()) rec_.faults |= kFaultInputImplausible;
 
+  for (std::size_t k = 0; k < parameters_.size(); ++k) {  // what it has learned so far
+    auto& c = rec_.calibration[calibration_index_[k]];
+    c.estimated = true;
+    c.value = obs_->sensor_parameters()[static_cast<Eigen::Index>(k)];
+    c.std = parameter_std(static_cast<int>(k));
+    c.converged = c.std < parameters_[k].converged_std;
+  }
   if (!started_) {
     rec_.valid = false;
     rec_.validity = {};
@@ -186,12 +308,42 @@ void VehicleObserver::fill_record(double t) {
   const auto& v = *vehicle_;
   const auto& s = obs_->state();
   models::vehicle_outputs(v, s, out_);
+  // With estimated wheel scales the model spins its wheels as its own radius asks; what is
+  // published is the physical wheel, as its Hall sensor counts it.
+  for (int w = 0; w < 4; ++w) {
+    const int k = wheels_.scale_param(w);
+    if (k < 0) continue;
+    const double sc = obs_->sensor_parameters()[k];
+    out_.wheel[w].spin_rate *= sc;
+    out_.wheel[w].spin_angle = wheels_.anchor(w).counts + sc * (s.q[v.wheels[w].spin] - wheels_.anchor(w).model);
+  }
   record_outputs(out_, rec_);
   const double mu_in = s.u[v.in.mu];
   rec_.friction = mu_in > 0 ? mu_in : v.params.axles[0].tyre.mu;
+  rec_.mass = v.params.total_mass() + s.u[v.in.payload_front] + s.u[v.in.payload_rear];
+  // the loads it estimates, with the calibration
+  const auto& L = obs_->filter().layout();
+  for (auto [slot, name] :
+       {std::pair{v.in.payload_front, "payload_front"}, std::pair{v.in.payload_rear, "payload_rear"}}) {
+    const int k = input_index(slot);
+    if (k < 0) continue;
+    auto& c = rec_.calibration[static_cast<std::size_t>(
+        std::find(kCalibrationNames.begin(), kCalibrationNames.end(), name) - kCalibrationNames.begin())];
+    c.estimated = true;
+    c.value = s.u[slot];
+    c.std = std::sqrt(std::max(0.0, obs_->filter().covariance()(L.input(k), L.input(k))));
+    c.converged = c.std < 0.01 * v.params.total_mass();
+  }
   const ObservedChassis chassis{obs_->observed_index(v.x), obs_->observed_index(v.y), obs_->observed_index(v.yaw)};
-  record_uncertainty(obs_->filter(), chassis, obs_->filter().inputs() > 0 ? 0 : -1,
-                     cfg_.validity.min_speed_for_sideslip, rec_);
+  record_uncertainty(obs_->filter(), chassis, input_index(v.in.mu), cfg_.validity.min_speed_for_sideslip, rec_);
+  sigma_->update(*obs_, out_, rec_);
+  // the reference point's acceleration in the chassis frame, and the yaw acceleration
+  const Eigen::Vector3d a = models::chassis_rotation(v, s.q).transpose() * s.qdd.segment<3>(v.P0);
+  rec_.a_long = a.x(), rec_.a_lat = a.y(), rec_.yaw_accel = s.qdd[v.yaw];
+  // WGS84 of the reference point, and the origin of the frame it is given in
+  const auto& geo = gnss_.geodesy();
+  geo.Reverse(rec_.x, rec_.y, rec_.z, rec_.lat, rec_.lon, rec_.alt);
+  rec_.origin_lat = geo.LatitudeOrigin(), rec_.origin_lon = geo.LongitudeOrigin(), rec_.origin_alt = geo.HeightOrigin();
   auto source = [](bool fused, const aiding::SourceHealth& h) {
     return SourceState{fused, h.timed_out(), h.consistent(), h.nis()};
   };
@@ -203,6 +355,11 @@ void VehicleObserver::fill_record(double t) {
   src.gyro = source(cfg_.imu.use_gyro, imu_.health(SensorKind::gyroscope));
   src.accelerometers = source(imu_.accelerometers_fused(), imu_.health(SensorKind::accelerometer));
   src.wheels = source(cfg_.wheels.use, wheels_.health());
+  if (!cfg_.wheels.use && wheel_speeds_.active()) {
+    // without Hall counts the wheel speeds are what the virtual sensors' wheels rest on
+    const auto& ws = wheel_speeds_.health(SensorKind::wheel_speed);
+    src.wheels = SourceState{true, wheel_speeds_.timed_out(), ws.consistent(), ws.nis()};
+  }
   src.settled = !cfg_.gnss.use_position || gnss_.fixes_since_start() >= cfg_.gnss.start_fixes;
   src.inputs_plausible = !inputs_.implausible();
   src.guessing = inputs_.guessing(t);

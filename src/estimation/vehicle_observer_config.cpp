@@ -53,28 +53,52 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
     read_forced_coordinates(*fe, observed, fs);
     read_force_error_settings(*fe, c.settings, 0, JacobianTerms::forces, ForceCorrection::coordinates);
     if (auto ei = fe->find("estimate_inputs")) {
-      // The road's friction, which the tyres reveal near their force peak (B = dzdd/dmu).
       for (const auto& name : ei->keys()) {
-        if (name != "mu") ei->fail("\"" + name + "\" is not an input the filter can estimate (mu)");
         auto in = ei->at(name);
-        c.settings.estimated_inputs.push_back(vehicle.in.mu);
-        // friction: the tyres' mu range (vehicle files: 0.01..3)
-        fs.input_rate_noise.push_back(in.number_in("plant_noise", 0, 1));
-        fs.initial_std_p.push_back(in.positive_up_to("initial_std", 3));
-        c.settings.input_min.push_back(in.number_in("min", 0.01, 3, 0.05));
-        c.settings.input_max.push_back(in.number_in("max", 0.01, 3, 1.5));
+        int slot = -1;
+        double lo = 0, hi = 0;
+        if (name == "mu") {
+          // The road's friction, which the tyres reveal near their force peak (B = dzdd/dmu).
+          slot = vehicle.in.mu, lo = 0.05, hi = 1.5;
+        } else if (name == "payload_front" || name == "payload_rear") {
+          // A load (kg) at the front seats or at the rear: the static wheel loads move with it,
+          // and it answers every acceleration (B = dzdd/dm: its weight and its inertia).
+          slot = name == "payload_front" ? vehicle.in.payload_front : vehicle.in.payload_rear;
+          lo = -0.3 * vehicle.params.mass_kg, hi = vehicle.params.mass_kg;
+        } else {
+          ei->fail("\"" + name + "\" is not an input the filter can estimate (mu, payload_front, payload_rear)");
+        }
+        c.settings.estimated_inputs.push_back(slot);
+        if (name == "mu") {
+          // friction: the tyres' mu range (vehicle files: 0.01..3)
+          fs.input_rate_noise.push_back(in.number_in("plant_noise", 0, 1));
+          fs.initial_std_p.push_back(in.positive_up_to("initial_std", 3));
+          c.settings.input_min.push_back(in.number_in("min", 0.01, 3, lo));
+          c.settings.input_max.push_back(in.number_in("max", 0.01, 3, hi));
+        } else {
+          // a payload, kg: no more than the car's own mass either way
+          const double m = vehicle.params.mass_kg;
+          fs.input_rate_noise.push_back(in.number_in("plant_noise", 0, m));
+          fs.initial_std_p.push_back(in.positive_up_to("initial_std", m));
+          c.settings.input_min.push_back(in.number_in("min", -m, m, lo));
+          c.settings.input_max.push_back(in.number_in("max", -m, m, hi));
+        }
         if (!(c.settings.input_min.back() <= c.settings.input_max.back())) in.fail("\"min\" is above \"max\"");
-        // One friction for all four tyres, starting from theirs.
-        const double front = vehicle.params.axles[0].tyre.mu, rear = vehicle.params.axles[1].tyre.mu;
-        if (front != rear)
-          in.fail("the vehicle's axles have different tyre mu (" + std::to_string(front) + ", " + std::to_string(rear) +
-                  "): one estimated friction would replace both");
-        if (front < c.settings.input_min.back() || front > c.settings.input_max.back())
-          in.fail("the vehicle's tyre mu " + std::to_string(front) + " is outside [min, max]");
+        if (name == "mu") {
+          // One friction for all four tyres, starting from theirs.
+          const double front = vehicle.params.axles[0].tyre.mu, rear = vehicle.params.axles[1].tyre.mu;
+          if (front != rear)
+            in.fail("the vehicle's axles have different tyre mu (" + std::to_string(front) + ", " +
+                    std::to_string(rear) + "): one estimated friction would replace both");
+          if (front < c.settings.input_min.back() || front > c.settings.input_max.back())
+            in.fail("the vehicle's tyre mu " + std::to_string(front) + " is outside [min, max]");
+        } else if (!(c.settings.input_min.back() <= 0 && 0 <= c.settings.input_max.back())) {
+          in.fail("[min, max] must hold 0, the vehicle file's own load");
+        }
         in.finish();
       }
       if (c.settings.jacobian_period == 0)
-        ei->fail("needs force_error.jacobian_period > 0: dzdd/dmu is taken with the model's Jacobians");
+        ei->fail("needs force_error.jacobian_period > 0: dzdd/dp is taken with the model's Jacobians");
     }
     fe->finish();
   } else if (c.filter_type == "errorEKF-FE") {
@@ -123,6 +147,8 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
     v->finish();
   }
   if (auto in = sec.find("inputs")) c.inputs = aiding::read_inputs_config(*in);
+  if (auto ws = sec.find("wheel_speeds")) c.wheel_speeds = aiding::read_wheel_speed_config(*ws, gate);
+  aiding::read_bus_inputs_config(sec, c.bus_inputs);
   sec.finish();
   c.settings.filter.force_error = c.filter_type == "errorEKF-FE";
   return c;

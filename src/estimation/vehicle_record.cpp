@@ -24,7 +24,7 @@ void record_outputs(const models::VehicleOutputs& o, EstimateRecord& r) {
     r.tyre_fx[w] = ow.Fx, r.tyre_fy[w] = ow.Fy, r.tyre_fz[w] = ow.Fz;
     r.slip_ratio[w] = ow.slip_ratio, r.slip_angle_deg[w] = ow.slip_angle / kDeg;
     r.suspension_travel[w] = ow.travel;
-    r.wheel_angle[w] = ow.spin_angle, r.wheel_speed[w] = ow.spin_rate;
+    r.wheel_spin_angle[w] = ow.spin_angle, r.wheel_speed[w] = ow.spin_rate;
   }
 }
 

@@ -82,7 +82,34 @@ bool SensorSim::due(double t, double rate, long& next) {
   return true;
 }
 
+void SensorSim::start(const mb::State& s) {
+  for (int w = 0; w < 4; ++w) {
+    const int slot = v_.wheels[w].spin;
+    angle_[w] = s.q[slot];
+    rate_[w] = s.qd[slot];
+    accel_[w] = s.qdd[slot];
+  }
+  last_t_ = s.t;
+  started_ = true;
+}
+
 void SensorSim::sample(double t, const mb::State& s, const models::VehicleInputs& in, std::vector<Measurement>& out) {
+  // A Hall sensor counts the teeth that pass it: the wheel's true angle, not the model's
+  // discrete one. Between two steps the spin rate is taken as the cubic through the rates and
+  // accelerations at both ends (C1 across steps), whose integral over the step is exact:
+  // h/2 (w0 + w1) + h^2/12 (a0 - a1) (what Simpson's rule gives over any sub-steps of it).
+  if (!started_) {
+    start(s);
+  } else if (t > last_t_) {
+    const double h = t - last_t_;
+    for (int w = 0; w < 4; ++w) {
+      const int slot = v_.wheels[w].spin;
+      angle_[w] += 0.5 * h * (rate_[w] + s.qd[slot]) + h * h / 12 * (accel_[w] - s.qdd[slot]);
+      rate_[w] = s.qd[slot];
+      accel_[w] = s.qdd[slot];
+    }
+    last_t_ = t;
+  }
   auto put = [&](Channel c, double v) { out.push_back({t, c, v}); };
   if (due(t, c_.inputs_rate_hz, next_inputs_)) {
     put(Channel::steer_angle, in.steer);
@@ -107,7 +134,7 @@ void SensorSim::sample(double t, const mb::State& s, const models::VehicleInputs
   }
   if (wheels) {
     for (int w = 0; w < 4; ++w) {
-      double theta = s.q[v_.wheels[w].spin] + c_.wheel_extra_std * normal_(rng_);
+      double theta = angle_[w] + c_.wheel_extra_std * normal_(rng_);
       long long n = static_cast<long long>(std::floor(theta * c_.teeth / (2 * M_PI)));
       const long long m = c_.modulus;
       put(static_cast<Channel>(static_cast<int>(Channel::wheel_count_fl) + w), static_cast<double>(((n % m) + m) % m));

@@ -80,6 +80,27 @@ json gnss_jump_report(const ErrorTrack& track, const GnssJump& j, std::uint64_t 
           {"gnss_position_rejected", gnss_position_rejected}};
 }
 
+// The published 1-sigma of a quantity in an estimate record; -1: none.
+double record_sigma(const EstimateRecord& r, const VehicleQuantity& q) {
+  const std::string& k = q.estimate_key;
+  const int w = q.wheel;
+  if (q.name == "x") return r.std_x;
+  if (q.name == "y") return r.std_y;
+  if (q.name == "yaw") return r.std_yaw;
+  if (q.name == "vx") return r.std_vx;
+  if (q.name == "vy") return r.std_vy;
+  if (q.name == "sideslip_deg") return r.std_sideslip_deg;
+  if (q.name == "friction") return r.std_friction;
+  if (w < 0) return -1;
+  if (k == "tyre_fx") return r.std_tyre_fx[w];
+  if (k == "tyre_fy") return r.std_tyre_fy[w];
+  if (k == "tyre_fz") return r.std_tyre_fz[w];
+  if (k == "suspension_travel") return r.std_suspension_travel[w];
+  if (k == "wheel_spin_angle") return r.std_wheel_spin_angle[w];
+  if (k == "wheel_speed") return r.std_wheel_speed[w];
+  return -1;
+}
+
 }  // namespace
 
 bool is_vehicle_scenario(const std::filesystem::path& file) {
@@ -103,7 +124,9 @@ VehicleScenario load_vehicle_scenario(const std::filesystem::path& file) {
   if (sc.truth->model.nq != sc.model->model.nq) root.at("model").fail("truth and model must have the same topology");
   sc.manoeuvre = models::load_manoeuvre(root.at("manoeuvre"), *sc.truth);
   sc.sensors = read_sensor_sim_config(root.at("sensors"));
+  if (auto pb = root.find("production_bus")) sc.production_bus = read_production_bus_config(*pb);
   sc.observer = est::read_vehicle_observer_config(root.at("observer"), *sc.model);
+  if (sc.production_bus) fit_observer_to_production_bus(*sc.production_bus, sc.observer);
   // The observer's wheel counters wrap where the simulated ones do, and its East-North-Up
   // frame is the simulation's, so that estimates and truth compare in one frame.
   sc.observer.wheels.modulus.fill(sc.sensors.modulus);
@@ -118,9 +141,11 @@ VehicleScenario load_vehicle_scenario(const std::filesystem::path& file) {
 
 TruthDrive::TruthDrive(const VehicleScenario& sc, std::uint64_t seed)
     : sc_(sc), ws_(sc.truth->model), sim_(*sc.truth, sc.sensors, seed) {
+  if (sc.production_bus) bus_.emplace(*sc.truth, *sc.production_bus);
   in_ = models::manoeuvre_inputs(sc.manoeuvre, *sc.truth, o_, driver_, 0, sc.dt);
   s_ = models::start_vehicle(*sc.truth, ws_, sc.manoeuvre.start, in_);
   models::vehicle_outputs(*sc.truth, s_, o_);
+  sim_.start(s_);
 }
 
 void TruthDrive::advance(std::vector<Measurement>& out) {
@@ -131,7 +156,15 @@ void TruthDrive::advance(std::vector<Measurement>& out) {
   if (!r.converged)
     throw std::runtime_error("the truth vehicle failed to converge at t = " + std::to_string(t_) + " s");
   models::vehicle_outputs(*sc_.truth, s_, o_);
+  const std::size_t first = out.size();
   sim_.sample(t_, s_, in_, out);
+  if (bus_) {
+    // the production bus carries neither Hall counts nor per-wheel inputs, but its own
+    out.erase(std::remove_if(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
+                             [](const Measurement& m) { return replaced_by_production_bus(m.channel); }),
+              out.end());
+    bus_->sample(t_, s_, in_, o_.velocity_body.x(), out);
+  }
 }
 
 json run_vehicle_experiment(const VehicleScenario& sc, const RunOptions& opt) {
@@ -169,6 +202,12 @@ json run_vehicle_experiment(const VehicleScenario& sc, const RunOptions& opt) {
       vq[o].push_back(&*it);
     }
   std::vector<double> errors, sigmas;
+  // NEES of each published 1-sigma: mean of (error / sigma)^2 over the scored steps (1 for an
+  // honest sigma), for the quantities that have one in the record.
+  std::vector<double> nees_sum(q.size(), 0.0);
+  std::vector<long> nees_n(q.size(), 0);
+  mb::State physical = obs.state();
+  Eigen::MatrixXd physical_P;
   std::vector<double>& obs_us = report.timing("observer_step");
   std::vector<double>& open_us = report.timing("open_loop_model_step");
   std::vector<Measurement> meas;
@@ -207,8 +246,10 @@ json run_vehicle_experiment(const VehicleScenario& sc, const RunOptions& opt) {
       const auto kind = static_cast<std::size_t>(est::VehicleObserver::kind_of(m));
       report.count_measurement(kind, r.accepted);
       if (!r.accepted && kind == static_cast<std::size_t>(SensorKind::gnss_position)) ++gnss_position_rejected;
-      const int row = est::VehicleObserver::kind_of(m) == SensorKind::wheel_hall ? 0 : m.row;  // TEMP: as before
-      report.innovations(std::string(kSensorKindNames[kind]) + "[" + std::to_string(row) + "]").push_back(r.innovation);
+      // one series per row: each wheel's innovations are tested for whiteness on their own (they
+      // were one interleaved series of the four wheels while each wheel was a sensor of its own)
+      report.innovations(std::string(kSensorKindNames[kind]) + "[" + std::to_string(m.row) + "]")
+          .push_back(r.innovation);
     }
     const auto& to = truth.outputs();
     dist += std::hypot(to.position.x() - prev_x, to.position.y() - prev_y);
@@ -242,8 +283,15 @@ json run_vehicle_experiment(const VehicleScenario& sc, const RunOptions& opt) {
       const double mv = q[i]->value(*sc.model, open.state(), open.outputs());
       report.add_quantity(i, q[i]->angle ? est::wrap_angle(ov - tv) : ov - tv,
                           q[i]->angle ? est::wrap_angle(mv - tv) : mv - tv);
+      const double sd = record_sigma(rec, *q[i]);
+      if (sd > 0 && rec.valid) {
+        const double e = (q[i]->angle ? est::wrap_angle(ov - tv) : ov - tv) / sd;
+        nees_sum[i] += e * e;
+        ++nees_n[i];
+      }
     }
-    report.add_coordinates(truth.state(), obs.state(), open.state(), obs.observer().filter().covariance());
+    obs.physical_kinematics(physical, physical_P);  // wheels as their sensors count them
+    report.add_coordinates(truth.state(), physical, open.state(), physical_P);
     if (opt.trace) {
       *opt.trace << t;
       for (const auto* qq : q)
@@ -270,6 +318,8 @@ json run_vehicle_experiment(const VehicleScenario& sc, const RunOptions& opt) {
                            {"open_loop_resets", open.counters().resets},
                            {"open_loop_model_step_failures", open.counters().model_step_failures}});
   rep["distance_m"] = dist;
+  for (std::size_t i = 0; i < q.size(); ++i)
+    if (nees_n[i] > 0) rep["consistency"]["output_nees"][q[i]->name] = nees_sum[i] / static_cast<double>(nees_n[i]);
   auto per_step = [](const est::VehicleObserverCounters& k) {
     return k.steps ? static_cast<double>(k.newton_iterations) / static_cast<double>(k.steps) : 0.0;
   };

@@ -2,6 +2,8 @@
 
 #include <charconv>
 #include <cmath>
+#include <ctime>
+#include <utility>
 
 namespace mbo::io {
 
@@ -114,6 +116,52 @@ inline bool fd_length(std::size_t n) {
 
 }  // namespace
 
+std::optional<double> parse_asc_date(std::string_view text) {
+  // "<weekday> <month> <day> <hh:mm:ss[.frac]> [am|pm] <year>": CANoe writes English or German
+  // names and 24 h or 12 h with am/pm, python-can "%a %b %d %I:%M:%S.%f %p %Y".
+  static constexpr std::pair<std::string_view, int> kMonths[] = {
+      {"Jan", 1}, {"Feb", 2},  {"Mar", 3},  {"M\xC3\xA4r", 3}, {"M\xE4r", 3}, {"Mrz", 3},
+      {"Apr", 4}, {"May", 5},  {"Mai", 5},  {"Jun", 6},        {"Jul", 7},    {"Aug", 8},
+      {"Sep", 9}, {"Oct", 10}, {"Okt", 10}, {"Nov", 11},       {"Dec", 12},   {"Dez", 12}};
+  Tokens tok(text);
+  tok.next();  // weekday
+  const std::string_view month = tok.next(), day = tok.next(), clock = tok.next();
+  std::string_view ampm = tok.next(), year = ampm;
+  const bool twelve = iequals(ampm, "am") || iequals(ampm, "pm");
+  if (twelve) year = tok.next();
+  std::tm tm{};
+  tm.tm_mon = -1;
+  for (const auto& [name, number] : kMonths)
+    if (iequals(month, name)) tm.tm_mon = number - 1;
+  unsigned d = 0, y = 0, hh = 0, mm = 0, ss = 0;
+  if (tm.tm_mon < 0 || !parse_uint(day, 10, d) || d < 1 || d > 31 || !parse_uint(year, 10, y) || y < 1970 || y > 9999 ||
+      clock.size() < 8 || clock[2] != ':' || clock[5] != ':' || !parse_uint(clock.substr(0, 2), 10, hh) ||
+      !parse_uint(clock.substr(3, 2), 10, mm) || !parse_uint(clock.substr(6, 2), 10, ss) || mm > 59 || ss > 60)
+    return std::nullopt;
+  long micro = 0;
+  if (clock.size() > 8) {
+    if (clock[8] != '.' || clock.size() > 15 || !all_digits(clock.substr(9))) return std::nullopt;
+    std::string_view frac = clock.substr(9);
+    for (std::size_t i = 0; i < 6; ++i) micro = micro * 10 + (i < frac.size() ? frac[i] - '0' : 0);
+  }
+  if (twelve) {
+    if (hh < 1 || hh > 12) return std::nullopt;
+    hh = hh % 12 + (iequals(ampm, "pm") ? 12 : 0);
+  } else if (hh > 23) {
+    return std::nullopt;
+  }
+  tm.tm_mday = static_cast<int>(d);
+  tm.tm_year = static_cast<int>(y) - 1900;
+  tm.tm_hour = static_cast<int>(hh);
+  tm.tm_min = static_cast<int>(mm);
+  tm.tm_sec = static_cast<int>(ss);
+  tm.tm_isdst = -1;  // local time, as the file was written (and as python-can reads it back)
+  const std::time_t s = std::mktime(&tm);
+  if (s == static_cast<std::time_t>(-1)) return std::nullopt;
+  // datetime.timestamp() of a naive datetime: mktime plus microseconds / 1e6
+  return static_cast<double>(s) + static_cast<double>(micro) / 1e6;
+}
+
 AscParser::Kind AscParser::parse_line(std::string_view line, CanFrame& out) {
   while (!line.empty() && (line.back() == '\n' || line.back() == '\r' || blank(line.back()))) line.remove_suffix(1);
   while (!line.empty() && blank(line.front())) line.remove_prefix(1);
@@ -122,7 +170,12 @@ AscParser::Kind AscParser::parse_line(std::string_view line, CanFrame& out) {
   Tokens tok(line);
   std::string_view first = tok.next();
   if (!(first[0] >= '0' && first[0] <= '9')) {
-    if (iequals(first, "date")) return Kind::skipped;
+    if (iequals(first, "date")) {
+      // The measurement's start: frame times count from it (a malformed date keeps the log's
+      // own clock rather than failing the log).
+      if (auto s = parse_asc_date(tok.rest())) start_ = *s;
+      return Kind::skipped;
+    }
     if (iequals(first, "base")) {
       std::string_view b = tok.next();
       if (iequals(b, "hex"))
@@ -146,6 +199,9 @@ AscParser::Kind AscParser::parse_line(std::string_view line, CanFrame& out) {
     if (iequals(first, "Begin") || iequals(first, "End")) {
       if (!iequals(tok.next(), "Triggerblock")) return bad("expected Begin/End Triggerblock");
       last_t_ = 0;  // relative times restart with each trigger block
+      // python-can's ASCReader and ASCWriter: the block's date is when its times count from
+      if (iequals(first, "Begin"))
+        if (auto s = parse_asc_date(tok.rest())) start_ = *s;
       return Kind::skipped;
     }
     return bad("not an ASC header, comment or event line");
@@ -155,6 +211,7 @@ AscParser::Kind AscParser::parse_line(std::string_view line, CanFrame& out) {
   if (!parse_time(first, t)) return bad("timestamp: not a plain decimal number");
   if (relative_) t += last_t_;
   last_t_ = t;
+  t += start_;  // python-can adds them the same way (float(timestamp) + start_time)
 
   std::string_view second = tok.next();
   if (second == "CANFD") return parse_fd(tok.rest(), t, out);

@@ -32,6 +32,12 @@ const DbcMessage* Dbc::find(std::string_view message_name) const {
   return nullptr;
 }
 
+const DbcSkipped* Dbc::skipped_entry(std::string_view message_name, std::string_view signal_name) const {
+  for (const auto& s : skipped)
+    if (s.message == message_name && (s.signal.empty() || s.signal == signal_name)) return &s;
+  return nullptr;
+}
+
 namespace {
 
 constexpr std::uint32_t kExtendedFlag = 0x80000000u;
@@ -95,6 +101,11 @@ struct SoftError {
   std::string message;
 };
 
+// A malformed message or signal in a forgiving load: the entry is left out with a warning.
+struct EntryError {
+  std::string message;
+};
+
 struct AttrDef {
   std::string name;
   std::string object;  // "", "BU_", "BO_", "SG_", "EV_"
@@ -105,7 +116,8 @@ struct AttrDef {
 
 class Parser {
  public:
-  Parser(std::string_view text, const std::string& name, Dbc& db) : t_(text), name_(name), db_(db) {}
+  Parser(std::string_view text, const std::string& name, Dbc& db, const DbcOptions& options)
+      : t_(text), name_(name), db_(db), opt_(options) {}
 
   void run() {
     while (true) {
@@ -120,6 +132,9 @@ class Parser {
         continue;
       }
       if (kw != "SG_") current_ = npos;
+      entry_message_.clear();
+      entry_signal_.clear();
+      entry_id_.reset();
       try {
         dispatch(kw);
       } catch (const SoftError& e) {
@@ -128,6 +143,8 @@ class Parser {
         line_ = start_line;
         word();
         skip_statement();
+      } catch (const EntryError& e) {
+        skip_entry(kw, e.message, start, start_line);
       }
     }
     finish();
@@ -137,13 +154,82 @@ class Parser {
   static constexpr std::size_t npos = static_cast<std::size_t>(-1);
 
   // ---- diagnostics
+  // What makes a message or signal unusable: strict, the load fails; forgiving, the entry is
+  // left out (run() catches EntryError).
   [[noreturn]] void error(const std::string& message) const {
+    if (!opt_.strict) throw EntryError{message};
     throw DbcError(name_ + ":" + std::to_string(stmt_line_) + ": " + message);
+  }
+  // A vendor quirk: accepted with a warning, an error when strict.
+  void quirk(const std::string& message, const std::string& strict_message) {
+    if (opt_.strict) throw DbcError(name_ + ":" + std::to_string(stmt_line_) + ": " + strict_message);
+    warn(message);
+  }
+  // Leaves out the entry whose statement failed (forgiving): a message with its signals, a
+  // signal, or the signal a SIG_VALTYPE_ / SG_MUL_VAL_ is about (decoding it without its value
+  // type or multiplexing would be wrong).
+  void skip_entry(std::string_view kw, const std::string& reason, std::size_t start, std::size_t start_line) {
+    if (kw == "BO_") {
+      current_ = npos;
+      skipping_signals_ = true;  // its SG_ lines go with it
+      if (entry_id_) skipped_ids_.push_back(*entry_id_);
+      db_.skipped.push_back({name_, stmt_line_, entry_message_, "", reason});
+      warn(reason + ": message " + (entry_message_.empty() ? std::string("(unnamed)") : entry_message_) +
+           " and its signals left out");
+      skip_line();
+      return;
+    }
+    if (kw == "SG_") {
+      const std::string msg = current_ == npos ? std::string() : db_.messages[current_].name;
+      if (current_ != npos) skipped_signals_.emplace_back(db_.messages[current_].line, entry_signal_);
+      db_.skipped.push_back({name_, stmt_line_, msg, entry_signal_.empty() ? "(unnamed)" : entry_signal_, reason});
+      warn(reason + ": signal " + (msg.empty() ? "" : msg + ".") + entry_signal_ + " left out");
+      skip_line();
+      return;
+    }
+    // SIG_VALTYPE_ / SG_MUL_VAL_: the signal it names, if it can be found, goes.
+    std::string what = "statement skipped";
+    if (entry_id_ && !entry_signal_.empty()) {
+      if (DbcMessage* m = message_by_raw_id(*entry_id_)) {
+        what = "signal " + m->name + "." + entry_signal_ + " left out";
+        drop_signal(*m, entry_signal_, stmt_line_, reason);
+      }
+    }
+    warn(reason + ": " + what);
+    p_ = start;
+    line_ = start_line;
+    word();
+    skip_statement();
+  }
+  void drop_signal(DbcMessage& m, const std::string& signal, std::size_t line, const std::string& reason) {
+    for (std::size_t i = 0; i < m.signals.size(); ++i)
+      if (m.signals[i].name == signal) {
+        m.signals.erase(m.signals.begin() + static_cast<std::ptrdiff_t>(i));
+        skipped_signals_.emplace_back(m.line, signal);
+        db_.skipped.push_back({name_, line, m.name, signal, reason});
+        return;
+      }
+  }
+  // Statements about an entry that was left out say nothing more (its one warning was given).
+  bool left_out(std::uint64_t raw_id, std::string_view signal = {}) const {
+    if (std::find(skipped_ids_.begin(), skipped_ids_.end(), raw_id) != skipped_ids_.end()) return true;
+    if (signal.empty()) return false;
+    auto it = by_id_.find(static_cast<std::uint32_t>(raw_id));
+    if (it == by_id_.end()) return false;
+    const std::size_t line = db_.messages[it->second].line;
+    for (const auto& [l, s] : skipped_signals_)
+      if (l == line && s == signal) return true;
+    return false;
   }
   [[noreturn]] void error_at(std::size_t line, const std::string& message) const {
     throw DbcError(name_ + ":" + std::to_string(line) + ": " + message);
   }
-  void warn(std::string message) { db_.warnings.push_back({stmt_line_, std::move(message)}); }
+  void warn(std::string message) { db_.warnings.push_back({name_, stmt_line_, std::move(message)}); }
+  static std::string hex_id(std::uint32_t id) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "0x%X", id);
+    return buf;
+  }
   static std::string printable(char c) {
     auto u = static_cast<unsigned char>(c);
     if (u >= 0x20 && u < 0x7f) return std::string(1, c);
@@ -401,9 +487,11 @@ class Parser {
     auto fail = [this](const std::string& m) { error("BO_: " + m); };
     auto raw = try_uint();
     if (!raw || *raw > 0xFFFFFFFFu) fail("expected a message id (decimal, 0..4294967295)");
+    entry_id_ = *raw;
     skip_blanks();
     std::string_view name = word();
     if (name.empty()) fail("expected a message name");
+    entry_message_ = std::string(name);
     expect(':', "after the message name", fail);
     auto size = try_uint();
     if (!size) fail("expected the payload size in bytes");
@@ -424,13 +512,25 @@ class Parser {
     m.id = raw_id & 0x1FFFFFFFu;
     if (m.extended && (raw_id & 0x60000000u) != 0)
       fail("id " + std::to_string(raw_id) + " has bits 29/30 set besides the extended flag");
-    if (!m.extended && m.id > 0x7FF)
-      fail("standard id " + std::to_string(m.id) + " > 2047 (29-bit ids have bit 31 set: id + 2147483648)");
+    if (!m.extended && m.id > 0x7FF) {
+      // Some writers leave out bit 31 of a 29-bit id (cantools reads them as extended too).
+      const std::string strict_message =
+          "BO_: standard id " + std::to_string(m.id) + " > 2047 (29-bit ids have bit 31 set: id + 2147483648)";
+      if (raw_id > 0x1FFFFFFFu) fail(strict_message.substr(5));
+      quirk("BO_: id " + std::to_string(raw_id) + " of " + std::string(name) +
+                " is > 2047 without bit 31: read as the 29-bit id " + hex_id(raw_id),
+            strict_message);
+      m.extended = true;
+    }
     m.name = std::string(name);
     m.size = static_cast<std::uint8_t>(*size);
     m.transmitter = std::string(tx);
     m.line = stmt_line_;
-    const std::uint32_t key = raw_id & (kExtendedFlag | 0x1FFFFFFFu);
+    // Other statements name the message by the id as written here.
+    const std::uint32_t key = raw_id;
+    if (const DbcMessage* d = db_.find(m.id, m.extended); d && by_id_.find(key) == by_id_.end())
+      fail("message id " + std::to_string(raw_id) + " (" + m.name + ") is the same CAN id as " + d->name + " on line " +
+           std::to_string(d->line));
     if (auto it = by_id_.find(key); it != by_id_.end())
       fail("message id " + std::to_string(raw_id) + " (" + m.name + ") already defined by " +
            db_.messages[it->second].name + " on line " + std::to_string(db_.messages[it->second].line));
@@ -451,10 +551,16 @@ class Parser {
     skip_blanks();
     s.name = std::string(word());
     if (s.name.empty()) fail("expected a signal name");
+    entry_signal_ = s.name;
     skip_blanks();
     if (peek() != ':') {
       std::string_view mux = word();
       if (mux == "M") {
+        s.is_multiplexor = true;
+      } else if (mux == "m") {
+        // A lone "m" (no switch value) where "M" was meant, as some exporters write it.
+        quirk("SG_: " + s.name + ": lone multiplexer indicator \"m\" read as \"M\"",
+              "SG_: bad multiplexer indicator \"m\" for " + s.name + " (expected M, m<n> or m<n>M)");
         s.is_multiplexor = true;
       } else if (mux.size() >= 2 && mux[0] == 'm') {
         std::string_view digits = mux.substr(1);
@@ -565,14 +671,14 @@ class Parser {
     if (object == "BO_" || object == "SG_") {
       DbcMessage* m = message_by_raw_id(id);
       if (!m) {
-        warn("CM_: no message with id " + std::to_string(id));
+        if (!left_out(id)) warn("CM_: no message with id " + std::to_string(id));
         return;
       }
       if (object == "BO_") {
         m->comment = std::move(*text);
       } else if (auto* s = mutable_signal(*m, target)) {
         s->comment = std::move(*text);
-      } else {
+      } else if (!left_out(id, target)) {
         warn("CM_: no signal " + target + " in message " + m->name);
       }
     }
@@ -669,14 +775,14 @@ class Parser {
     if (object == "BO_" || object == "SG_") {
       DbcMessage* m = message_by_raw_id(id);
       if (!m) {
-        warn("BA_: no message with id " + std::to_string(id));
+        if (!left_out(id)) warn("BA_: no message with id " + std::to_string(id));
         return;
       }
       if (object == "BO_") {
         m->attributes.push_back({*name, std::move(value)});
       } else if (auto* s = mutable_signal(*m, target)) {
         s->attributes.push_back({*name, std::move(value)});
-      } else {
+      } else if (!left_out(id, target)) {
         warn("BA_: no signal " + target + " in message " + m->name);
       }
     }
@@ -708,12 +814,12 @@ class Parser {
     }
     DbcMessage* m = message_by_raw_id(id);
     if (!m) {
-      warn("VAL_: no message with id " + std::to_string(id));
+      if (!left_out(id)) warn("VAL_: no message with id " + std::to_string(id));
       return;
     }
     if (auto* s = mutable_signal(*m, sig)) {
       s->value_table = std::move(table);
-    } else {
+    } else if (!left_out(id, sig)) {
       warn("VAL_: no signal " + sig + " in message " + m->name);
     }
   }
@@ -722,9 +828,11 @@ class Parser {
     auto fail = [this](const std::string& m) { error("SIG_VALTYPE_: " + m); };
     auto id = try_uint();
     if (!id) fail("expected a message id");
+    entry_id_ = *id;
     skip_blanks();
     std::string sig(word());
     if (sig.empty()) fail("expected a signal name");
+    entry_signal_ = sig;
     skip_blanks();
     if (peek() == ':') ++p_;
     auto type = try_uint();
@@ -734,7 +842,7 @@ class Parser {
     DbcMessage* m = message_by_raw_id(*id);
     DbcSignal* s = m ? mutable_signal(*m, sig) : nullptr;
     if (!s) {
-      warn("SIG_VALTYPE_: no signal " + sig + " in message id " + std::to_string(*id));
+      if (!left_out(*id, sig)) warn("SIG_VALTYPE_: no signal " + sig + " in message id " + std::to_string(*id));
       return;
     }
     s->value_type = *type == 0 ? ValueType::integer : (*type == 1 ? ValueType::float32 : ValueType::float64);
@@ -744,8 +852,10 @@ class Parser {
     auto fail = [this](const std::string& m) { error("SG_MUL_VAL_: " + m); };
     auto id = try_uint();
     if (!id) fail("expected a message id");
+    entry_id_ = *id;
     skip_blanks();
     std::string sig(word());
+    entry_signal_ = sig;
     skip_blanks();
     std::string mux(word());
     if (sig.empty() || mux.empty()) fail("expected the signal and multiplexor names");
@@ -772,7 +882,7 @@ class Parser {
     DbcMessage* m = message_by_raw_id(*id);
     DbcSignal* s = m ? mutable_signal(*m, sig) : nullptr;
     if (!s) {
-      warn("SG_MUL_VAL_: no signal " + sig + " in message id " + std::to_string(*id));
+      if (!left_out(*id, sig)) warn("SG_MUL_VAL_: no signal " + sig + " in message id " + std::to_string(*id));
       return;
     }
     if (!s->multiplexor.empty() && s->multiplexor != mux)
@@ -798,75 +908,98 @@ class Parser {
         auto r = std::from_chars(ct->data(), ct->data() + ct->size(), ms);
         if (r.ec == std::errc() && ms > 0 && std::isfinite(ms)) m.cycle_time_s = ms / 1000.0;
       }
-      check_layout(m);
-      resolve_multiplexing(m);
-    }
-  }
-
-  void check_layout(DbcMessage& m) {
-    for (auto& s : m.signals) {
-      if (s.value_type == ValueType::float32 && s.length != 32)
-        error_at(s.line, m.name + "." + s.name + ": an IEEE float signal must be 32 bits long, not " +
-                             std::to_string(s.length));
-      if (s.value_type == ValueType::float64 && s.length != 64)
-        error_at(s.line, m.name + "." + s.name + ": an IEEE double signal must be 64 bits long, not " +
-                             std::to_string(s.length));
-      // Highest bit the signal needs, in byte*8+bit numbering of the payload.
-      std::size_t end_bit;  // one past the last bit, counted as bytes*8
-      if (s.byte_order == ByteOrder::little_endian) {
-        end_bit = std::size_t{s.start_bit} + s.length;
-      } else {
-        std::size_t msb = (s.start_bit / 8u) * 8u + (7u - s.start_bit % 8u);
-        end_bit = msb + s.length;
+      // A signal that cannot be decoded right is an error (strict) or left out (forgiving);
+      // leaving one out may leave another without its multiplexor, so look again until none.
+      for (std::size_t pass = 0; pass <= m.signals.size() + 1; ++pass) {
+        std::optional<SignalProblem> p = layout_problem(m);
+        if (!p) p = multiplexing_problem(m);
+        if (!p) break;
+        const DbcSignal& bad = m.signals[p->index];
+        const std::string message = m.name + "." + bad.name + ": " + p->message;
+        if (opt_.strict) error_at(bad.line, message);
+        db_.warnings.push_back({name_, bad.line, message + ": signal left out"});
+        db_.skipped.push_back({name_, bad.line, m.name, bad.name, p->message});
+        m.signals.erase(m.signals.begin() + static_cast<std::ptrdiff_t>(p->index));
       }
-      if (end_bit > 512)
-        error_at(s.line, m.name + "." + s.name + ": does not fit in 64 bytes (start bit " +
-                             std::to_string(s.start_bit) + ", length " + std::to_string(s.length) + ")");
-      if (end_bit > std::size_t{m.size} * 8u)
-        db_.warnings.push_back({s.line, m.name + "." + s.name + ": extends past the message's " +
-                                            std::to_string(m.size) + " bytes; decoded only from longer frames"});
-      if (s.factor == 0) db_.warnings.push_back({s.line, m.name + "." + s.name + ": factor 0 (cannot be encoded)"});
+      for (const auto& s : m.signals) {
+        if (signal_end_bit(s) > std::size_t{m.size} * 8u)
+          db_.warnings.push_back({name_, s.line,
+                                  m.name + "." + s.name + ": extends past the message's " + std::to_string(m.size) +
+                                      " bytes; decoded only from longer frames"});
+        if (s.factor == 0)
+          db_.warnings.push_back({name_, s.line, m.name + "." + s.name + ": factor 0 (cannot be encoded)"});
+      }
     }
   }
 
-  void resolve_multiplexing(DbcMessage& m) {
+  struct SignalProblem {
+    std::size_t index;
+    std::string message;
+  };
+
+  // One past the highest bit the signal needs, in byte*8+bit numbering of the payload.
+  static std::size_t signal_end_bit(const DbcSignal& s) {
+    if (s.byte_order == ByteOrder::little_endian) return std::size_t{s.start_bit} + s.length;
+    const std::size_t msb = (s.start_bit / 8u) * 8u + (7u - s.start_bit % 8u);
+    return msb + s.length;
+  }
+
+  static std::optional<SignalProblem> layout_problem(const DbcMessage& m) {
+    for (std::size_t i = 0; i < m.signals.size(); ++i) {
+      const DbcSignal& s = m.signals[i];
+      if (s.value_type == ValueType::float32 && s.length != 32)
+        return SignalProblem{i, "an IEEE float signal must be 32 bits long, not " + std::to_string(s.length)};
+      if (s.value_type == ValueType::float64 && s.length != 64)
+        return SignalProblem{i, "an IEEE double signal must be 64 bits long, not " + std::to_string(s.length)};
+      if (signal_end_bit(s) > 512)
+        return SignalProblem{i, "does not fit in 64 bytes (start bit " + std::to_string(s.start_bit) + ", length " +
+                                    std::to_string(s.length) + ")"};
+    }
+    return std::nullopt;
+  }
+
+  // Resolves each multiplexed signal's switch and ranges; the first signal whose multiplexing
+  // is ambiguous or impossible, if any.
+  std::optional<SignalProblem> multiplexing_problem(DbcMessage& m) {
     // Top-level switches: multiplexors that are not themselves multiplexed.
     std::vector<const DbcSignal*> top;
     for (const auto& s : m.signals)
       if (s.is_multiplexor && !s.mux_value && s.multiplexor.empty()) top.push_back(&s);
-    for (auto& s : m.signals) {
+    for (std::size_t i = 0; i < m.signals.size(); ++i) {
+      DbcSignal& s = m.signals[i];
       if (!s.mux_value && s.multiplexor.empty()) continue;
       if (s.multiplexor.empty()) {
         if (top.size() != 1)
-          error_at(s.line, m.name + "." + s.name + ": multiplexed (m" + std::to_string(*s.mux_value) +
-                               ") but the message has " + std::to_string(top.size()) +
-                               " top-level multiplexors (M) and no SG_MUL_VAL_ for it");
+          return SignalProblem{i, "multiplexed (m" + std::to_string(*s.mux_value) + ") but the message has " +
+                                      std::to_string(top.size()) +
+                                      " top-level multiplexors (M) and no SG_MUL_VAL_ for it"};
         s.multiplexor = top.front()->name;
       }
       if (s.mux_ranges.empty()) {
-        if (!s.mux_value) error_at(s.line, m.name + "." + s.name + ": SG_MUL_VAL_ without ranges");
+        if (!s.mux_value) return SignalProblem{i, "SG_MUL_VAL_ without ranges"};
         s.mux_ranges.push_back({*s.mux_value, *s.mux_value});
       }
-      if (s.multiplexor == s.name) error_at(s.line, m.name + "." + s.name + ": multiplexed by itself");
+      if (s.multiplexor == s.name) return SignalProblem{i, "multiplexed by itself"};
     }
-    for (auto& s : m.signals) {
+    for (std::size_t i = 0; i < m.signals.size(); ++i) {
+      const DbcSignal& s = m.signals[i];
       if (s.multiplexor.empty()) continue;
       DbcSignal* sw = mutable_signal(m, s.multiplexor);
-      if (!sw)
-        error_at(s.line, m.name + "." + s.name + ": multiplexor " + s.multiplexor + " is not a signal of the message");
+      if (!sw) return SignalProblem{i, "multiplexor " + s.multiplexor + " is not a signal of the message"};
       if (sw->value_type != ValueType::integer)
-        error_at(s.line, m.name + "." + s.name + ": multiplexor " + s.multiplexor + " is a float signal");
+        return SignalProblem{i, "multiplexor " + s.multiplexor + " is a float signal"};
       sw->is_multiplexor = true;
     }
     // No cycles: every chain of switches must end within signals.size() steps.
-    for (const auto& s : m.signals) {
-      const DbcSignal* cur = &s;
+    for (std::size_t i = 0; i < m.signals.size(); ++i) {
+      const DbcSignal* cur = &m.signals[i];
       std::size_t steps = 0;
       while (!cur->multiplexor.empty()) {
         cur = m.find_signal(cur->multiplexor);
-        if (++steps > m.signals.size()) error_at(s.line, m.name + "." + s.name + ": multiplexors form a cycle");
+        if (++steps > m.signals.size()) return SignalProblem{i, "multiplexors form a cycle"};
       }
     }
+    return std::nullopt;
   }
 
   std::string_view t_;
@@ -875,7 +1008,13 @@ class Parser {
   std::size_t stmt_line_ = 1;
   const std::string& name_;
   Dbc& db_;
+  const DbcOptions& opt_;
   std::size_t current_ = npos;
+  // The entry the statement being read is about (for leaving it out), and what was left out.
+  std::string entry_message_, entry_signal_;
+  std::optional<std::uint64_t> entry_id_;
+  std::vector<std::uint64_t> skipped_ids_;
+  std::vector<std::pair<std::size_t, std::string>> skipped_signals_;  // (message's line, signal)
   bool skipping_signals_ = false;
   std::unordered_map<std::uint32_t, std::size_t> by_id_;  // raw BO_ id -> message index
   std::vector<AttrDef> attr_defs_;
@@ -883,14 +1022,14 @@ class Parser {
 
 }  // namespace
 
-Dbc parse_dbc(std::string_view text, const std::string& name) {
+Dbc parse_dbc(std::string_view text, const std::string& name, const DbcOptions& options) {
   Dbc db;
   db.file = name;
-  Parser(text, name, db).run();
+  Parser(text, name, db, options).run();
   return db;
 }
 
-Dbc load_dbc(const std::filesystem::path& file) {
+Dbc load_dbc(const std::filesystem::path& file, const DbcOptions& options) {
   constexpr std::uintmax_t kMaxBytes = 256u << 20;  // the largest production DBCs are a few MiB
   std::string text;
   try {
@@ -898,24 +1037,31 @@ Dbc load_dbc(const std::filesystem::path& file) {
   } catch (const ConfigError& e) {
     throw DbcError(e.what());
   }
-  return parse_dbc(text, file.string());
+  return parse_dbc(text, file.string(), options);
 }
 
-Dbc merge_dbcs(std::vector<Dbc> parts) {
+Dbc merge_dbcs(std::vector<Dbc> parts, const DbcOptions& options) {
   if (parts.empty()) return {};
   Dbc out = std::move(parts.front());
   for (std::size_t i = 1; i < parts.size(); ++i) {
     Dbc& p = parts[i];
     for (auto& m : p.messages) {
+      std::string problem;
       if (const DbcMessage* d = out.find(m.id, m.extended))
-        throw DbcError(p.file + ":" + std::to_string(m.line) + ": message id " + std::to_string(m.id) + " (" + m.name +
-                       ") already defined as " + d->name + " in " + out.file);
-      if (const DbcMessage* d = out.find(m.name))
-        throw DbcError(p.file + ":" + std::to_string(m.line) + ": message name " + m.name + " already defined (id " +
-                       std::to_string(d->id) + ") in " + out.file);
-      out.messages.push_back(std::move(m));
+        problem = "message id " + std::to_string(m.id) + " (" + m.name + ") already defined as " + d->name + " in " +
+                  out.file;
+      else if (const DbcMessage* d = out.find(m.name))
+        problem = "message name " + m.name + " already defined (id " + std::to_string(d->id) + ") in " + out.file;
+      if (problem.empty()) {
+        out.messages.push_back(std::move(m));
+        continue;
+      }
+      if (options.strict) throw DbcError(p.file + ":" + std::to_string(m.line) + ": " + problem);
+      p.warnings.push_back({p.file, m.line, problem + ": this one left out"});
+      p.skipped.push_back({p.file, m.line, m.name, "", problem});
     }
-    for (auto& w : p.warnings) out.warnings.push_back({w.line, p.file + ": " + w.message});
+    for (auto& w : p.warnings) out.warnings.push_back(std::move(w));
+    for (auto& k : p.skipped) out.skipped.push_back(std::move(k));
     out.nodes.insert(out.nodes.end(), p.nodes.begin(), p.nodes.end());
     out.file += ", " + p.file;
   }

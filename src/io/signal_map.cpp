@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include "mbobserver/io/units.hpp"
 
@@ -22,9 +23,11 @@ std::string trimmed(std::string s) {
   return s.substr(b);
 }
 
-// The unit a mapping converts from, checked against the DBC and the channel.
-double conversion(const JsonReader& entry, const DbcSignal& s, const std::string& qualified, Channel channel) {
-  const ChannelUnit cu = channel_unit(channel);
+// The unit a mapping converts from, checked against the DBC and the channel; `dimension`
+// receives the channel's dimension it delivers (a wheel speed: angular rate or speed).
+double conversion(const JsonReader& entry, const DbcSignal& s, const std::string& qualified, Channel channel,
+                  Dimension& dimension) {
+  ChannelUnit cu = channel_unit(channel);
   const std::string dbc_unit = trimmed(s.unit);
   const std::optional<Unit> dbc_known = find_unit(dbc_unit);
   std::string declared = dbc_unit;
@@ -38,6 +41,12 @@ double conversion(const JsonReader& entry, const DbcSignal& s, const std::string
         (mine->dimension != dbc_known->dimension || mine->to_base != dbc_known->to_base))
       entry.at("unit").fail("unit \"" + declared + "\" disagrees with the DBC's \"" + dbc_unit + "\" for " + qualified);
   }
+  // A channel with a second dimension (wheel speeds) takes the one its unit has.
+  if (auto alt = alternative_channel_unit(channel)) {
+    const std::optional<Unit> u = find_unit(declared);
+    if (u && u->dimension == alt->dimension) cu = *alt;
+  }
+  dimension = cu.dimension;
   if (entry.has("scale")) {
     const double scale = entry.number_in("scale", -1e12, 1e12);
     if (find_unit(declared) && !(declared.empty() && cu.dimension == Dimension::count))
@@ -61,13 +70,12 @@ double conversion(const JsonReader& entry, const DbcSignal& s, const std::string
   return u->to_base / cu.to_base;
 }
 
-}  // namespace
-
-SignalMap SignalMap::from_config(const JsonReader& can) {
-  // DBC files: one path or a list, relative to the config file.
+// One set of DBC files (the top-level "dbc" or an interface's), merged.
+std::unique_ptr<DbcCodec> load_database(const JsonReader& dbc_node, const JsonReader& can, const DbcOptions& options,
+                                        std::vector<std::string>& warnings,
+                                        std::map<std::string, std::string>& message_file) {
   std::vector<Dbc> dbcs;
   std::vector<JsonReader> dbc_entries;
-  JsonReader dbc_node = can.at("dbc");
   if (dbc_node.is_array()) {
     dbc_entries = dbc_node.items();
     if (dbc_entries.empty()) dbc_node.fail("expected at least one DBC file");
@@ -79,42 +87,68 @@ SignalMap SignalMap::from_config(const JsonReader& can) {
     std::filesystem::path p = e.as_string();
     if (p.is_relative()) p = can.directory() / p;
     try {
-      dbcs.push_back(load_dbc(p));
+      dbcs.push_back(load_dbc(p, options));
     } catch (const DbcError& err) {
       e.fail(err.what());
     }
   }
-  // Which file each message comes from, for messages naming a DBC line.
-  std::vector<std::pair<std::string, std::string>> message_file;
+  // Which file each message comes from, for messages naming a DBC line (the first, as merged).
   for (const auto& d : dbcs)
-    for (const auto& msg : d.messages) message_file.emplace_back(msg.name, d.file);
-  auto file_of = [&](const std::string& message) {
-    for (const auto& [name, file] : message_file)
-      if (name == message) return file;
-    return std::string();
-  };
+    for (const auto& msg : d.messages) message_file.emplace(msg.name, d.file);
   Dbc merged;
   try {
-    merged = merge_dbcs(std::move(dbcs));
+    merged = merge_dbcs(std::move(dbcs), options);
   } catch (const DbcError& err) {
     dbc_node.fail(err.what());
   }
-  SignalMap map{DbcCodec(std::move(merged))};
+  for (const auto& w : merged.warnings) warnings.push_back(w.text());
+  return std::make_unique<DbcCodec>(std::move(merged));
+}
+
+}  // namespace
+
+SignalMap SignalMap::from_config(const JsonReader& can) {
+  SignalMap map;
+  DbcOptions options;
+  options.strict = can.boolean("strict", false);
+  // per database: the DBC file each message comes from
+  std::vector<std::map<std::string, std::string>> message_files;
+  // Database 0: the top-level DBC files (required unless every interface has its own).
+  if (can.has("dbc")) {
+    map.databases_.push_back(load_database(can.at("dbc"), can, options, map.warnings_, message_files.emplace_back()));
+  } else {
+    map.databases_.push_back(std::make_unique<DbcCodec>(Dbc{}));
+    message_files.emplace_back();
+  }
 
   if (auto ifs = can.find("interfaces")) {
     for (const auto& i : ifs->items()) {
       CanInterfaceConfig c;
       c.name = i.string("name");
       if (c.name.empty() || c.name.size() > 15) i.at("name").fail("must be 1..15 characters (IFNAMSIZ)");
+      for (const auto& o : map.interfaces_)
+        if (o.name == c.name) i.at("name").fail("interface \"" + c.name + "\" is listed twice");
       c.fd = i.boolean("fd", false);
       c.restart_bus_off = i.boolean("restart_bus_off", false);
       c.reconnect_initial_s = i.positive_up_to("reconnect_initial_s", 3600, 0.1);
       c.reconnect_max_s = i.positive_up_to("reconnect_max_s", 3600, 5.0);
       if (c.reconnect_max_s < c.reconnect_initial_s) i.at("reconnect_max_s").fail("must be >= reconnect_initial_s");
       c.state_poll_s = i.positive_up_to("state_poll_s", 3600, 1.0);
+      std::size_t db = 0;
+      if (i.has("dbc")) {
+        c.own_dbc = true;
+        map.databases_.push_back(load_database(i.at("dbc"), can, options, map.warnings_, message_files.emplace_back()));
+        db = map.databases_.size() - 1;
+      }
       i.finish();
       map.interfaces_.push_back(std::move(c));
+      map.interface_database_.push_back(db);
     }
+  }
+  if (!can.has("dbc")) {
+    bool all_own = !map.interfaces_.empty();
+    for (const auto& c : map.interfaces_) all_own = all_own && c.own_dbc;
+    if (!all_own) can.at("dbc").fail("required (or a \"dbc\" on every interface)");
   }
 
   JsonReader signals = can.at("signals");
@@ -136,17 +170,36 @@ SignalMap SignalMap::from_config(const JsonReader& can) {
     m.message = qualified.substr(0, dot);
     m.signal = qualified.substr(dot + 1);
     m.where = entry.where();
-    m.codec = map.codec_.find(m.message);
-    if (!m.codec) entry.at("signal").fail("no message \"" + m.message + "\" in " + map.codec_.dbc().file);
+    if (entry.has("bus")) {
+      const std::string bus = entry.string("bus");
+      m.bus = map.bus_index(bus);
+      if (m.bus < 0) entry.at("bus").fail("no interface \"" + bus + "\" in /can/interfaces");
+      m.database = map.interface_database_[static_cast<std::size_t>(m.bus)];
+    }
+    const DbcCodec& codec = *map.databases_[m.database];
+    const std::string& files = codec.dbc().file;
+    m.codec = codec.find(m.message);
+    if (!m.codec) {
+      if (const DbcSkipped* k = codec.dbc().skipped_entry(m.message))
+        entry.at("signal").fail("message \"" + m.message + "\" was left out of " + k->file + " (line " +
+                                std::to_string(k->line) + ": " + k->reason + ")");
+      entry.at("signal").fail("no message \"" + m.message + "\" in " + (files.empty() ? "the DBC files" : files));
+    }
     const DbcSignal* s = m.codec->message().find_signal(m.signal);
-    if (!s)
-      entry.at("signal").fail("message " + m.message + " has no signal \"" + m.signal + "\" in " +
-                              map.codec_.dbc().file);
+    if (!s) {
+      if (const DbcSkipped* k = codec.dbc().skipped_entry(m.message, m.signal))
+        entry.at("signal").fail("signal " + qualified + " was left out of " + k->file + " (line " +
+                                std::to_string(k->line) + ": " + k->reason + ")");
+      entry.at("signal").fail("message " + m.message + " has no signal \"" + m.signal + "\" in " + files);
+    }
     m.signal_index = static_cast<std::size_t>(s - m.codec->message().signals.data());
     {
       // What a DBC can say that no frame could carry: the mapping would never give a value.
       const DbcMessage& msg = m.codec->message();
-      const std::string at = file_of(m.message) + ":" + std::to_string(s->line) + ": " + qualified;
+      const auto& mf = message_files[m.database];
+      const auto file = mf.find(m.message);
+      const std::string at =
+          (file == mf.end() ? files : file->second) + ":" + std::to_string(s->line) + ": " + qualified;
       const SignalLayout& l = m.codec->layout(m.signal_index);
       if (l.end_byte > msg.size)
         entry.at("signal").fail(at + " (start bit " + std::to_string(s->start_bit) + ", " + std::to_string(s->length) +
@@ -190,9 +243,12 @@ SignalMap SignalMap::from_config(const JsonReader& can) {
           entry.at("signal").fail(qualified + " has unit \"" + u + "\", not a count");
       }
       m.scale = 1;
+      m.dimension = Dimension::count;
+      m.quantum = 1;
     } else {
-      m.scale = conversion(entry, *s, qualified, *channel);
+      m.scale = conversion(entry, *s, qualified, *channel, m.dimension);
       if (entry.boolean("invert", false)) m.scale = -m.scale;
+      m.quantum = s->value_type == ValueType::integer ? std::abs(s->factor * m.scale) : 0.0;
     }
     entry.finish();
     map.mappings_.push_back(std::move(m));
@@ -203,13 +259,28 @@ SignalMap SignalMap::from_config(const JsonReader& can) {
   return map;
 }
 
+int SignalMap::bus_index(std::string_view interface) const {
+  for (std::size_t i = 0; i < interfaces_.size(); ++i)
+    if (interfaces_[i].name == interface) return static_cast<int>(i);
+  return -1;
+}
+
+std::size_t SignalMap::database_of(const CanFrame& frame) const {
+  return frame.channel < interface_database_.size() ? interface_database_[frame.channel] : 0;
+}
+
+bool SignalMap::known(const CanFrame& frame) const {
+  return databases_[database_of(frame)]->find(frame.id, frame.extended) != nullptr;
+}
+
 void SignalMap::index() {
-  const auto& msgs = codec_.messages();
-  by_message_.assign(msgs.size(), {});
+  by_message_.assign(databases_.size(), {});
+  for (std::size_t d = 0; d < databases_.size(); ++d) by_message_[d].assign(databases_[d]->messages().size(), {});
   for (std::size_t i = 0; i < mappings_.size(); ++i) {
-    const auto k = static_cast<std::size_t>(mappings_[i].codec - msgs.data());
-    by_message_[k].push_back(i);
-    max_per_frame_ = std::max(max_per_frame_, by_message_[k].size());
+    const auto& msgs = databases_[mappings_[i].database]->messages();
+    auto& list = by_message_[mappings_[i].database][static_cast<std::size_t>(mappings_[i].codec - msgs.data())];
+    list.push_back(i);
+    max_per_frame_ = std::max(max_per_frame_, list.size());
   }
   // One TxFrame per (message, multiplexor selection): the chain of (switch, value) pairs
   // above the signal.
@@ -224,12 +295,12 @@ void SignalMap::index() {
     }
     bool placed = false;
     for (std::size_t t = 0; t < tx_frames_.size() && !placed; ++t)
-      if (tx_frames_[t].codec == m.codec && chains[t] == chain) {
+      if (tx_frames_[t].codec == m.codec && tx_frames_[t].bus == m.bus && chains[t] == chain) {
         tx_frames_[t].mappings.push_back(i);
         placed = true;
       }
     if (!placed) {
-      tx_frames_.push_back({m.codec, {i}, m.codec->message().cycle_time_s});
+      tx_frames_.push_back({m.codec, m.bus, {i}, m.codec->message().cycle_time_s});
       chains.push_back(std::move(chain));
     }
   }
@@ -246,9 +317,13 @@ std::optional<std::uint64_t> SignalMap::counter_modulus(Channel c) const {
   return m ? m->counter_modulus : std::nullopt;
 }
 
-std::vector<CanId> SignalMap::filter_ids() const {
+std::vector<CanId> SignalMap::filter_ids(int bus) const {
   std::vector<CanId> ids;
   for (const auto& m : mappings_) {
+    if (bus >= 0) {
+      const bool on_it = m.bus >= 0 ? m.bus == bus : interface_database_[static_cast<std::size_t>(bus)] == 0;
+      if (!on_it) continue;
+    }
     CanId id{m.codec->message().id, m.codec->message().extended};
     if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
   }
@@ -257,15 +332,17 @@ std::vector<CanId> SignalMap::filter_ids() const {
 
 std::size_t SignalMap::decode(const CanFrame& frame, std::span<Measurement> out) const {
   if (frame.error || frame.remote) return 0;
-  const MessageCodec* mc = codec_.find(frame.id, frame.extended);
+  const std::size_t db = database_of(frame);
+  const MessageCodec* mc = databases_[db]->find(frame.id, frame.extended);
   if (!mc) return 0;
-  const auto& list = by_message_[static_cast<std::size_t>(mc - codec_.messages().data())];
+  const auto& list = by_message_[db][static_cast<std::size_t>(mc - databases_[db]->messages().data())];
   if (list.empty()) return 0;
   const PaddedPayload payload(std::span(frame.data.data(), frame.len));
   std::size_t n = 0;
   for (std::size_t i : list) {
     if (n == out.size()) break;
     const SignalMapping& m = mappings_[i];
+    if (m.bus >= 0 && m.bus != frame.channel) continue;  // the same database on another interface
     DecodedSignal d;
     double value = std::numeric_limits<double>::quiet_NaN();  // a short frame: not there
     if (mc->layout(m.signal_index).end_byte <= frame.len) {

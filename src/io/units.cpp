@@ -85,6 +85,8 @@ constexpr Entry kUnits[] = {
     {"kNm", {Dimension::torque, 1000}},
 };
 
+constexpr std::size_t index_of_channel(Channel c) { return static_cast<std::size_t>(c); }
+
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
@@ -115,8 +117,17 @@ ChannelUnit channel_unit(Channel c) {
     case Channel::wheel_count_rl:
     case Channel::wheel_count_rr:
     case Channel::gnss_fix_quality:
+    case Channel::gear:
+    case Channel::brake_switch:
     case Channel::count:
       return {Dimension::count, 1, "count"};
+    case Channel::wheel_speed_fl:
+    case Channel::wheel_speed_fr:
+    case Channel::wheel_speed_rl:
+    case Channel::wheel_speed_rr:
+    case Channel::steering_wheel_rate:
+      return {Dimension::angular_rate, 1, "rad/s"};
+    case Channel::steering_wheel_angle:
     case Channel::steer_angle:
     case Channel::gnss_course:
       return {Dimension::angle, 1, "rad"};
@@ -124,11 +135,13 @@ ChannelUnit channel_unit(Channel c) {
     case Channel::drive_torque_fr:
     case Channel::drive_torque_rl:
     case Channel::drive_torque_rr:
+    case Channel::engine_torque:
       return {Dimension::torque, 1, "N*m"};
     case Channel::brake_pressure_fl:
     case Channel::brake_pressure_fr:
     case Channel::brake_pressure_rl:
     case Channel::brake_pressure_rr:
+    case Channel::brake_master_pressure:
       return {Dimension::pressure, 1, "Pa"};
     case Channel::gnss_lat:
     case Channel::gnss_lon:
@@ -139,9 +152,18 @@ ChannelUnit channel_unit(Channel c) {
     case Channel::gnss_std_alt:
       return {Dimension::length, 1, "m"};
     case Channel::gnss_speed:
+    case Channel::vehicle_speed:
       return {Dimension::speed, 1, "m/s"};
   }
   return {Dimension::count, 1, "count"};
+}
+
+std::optional<ChannelUnit> alternative_channel_unit(Channel c) {
+  // An ABS unit gives wheel speeds as spin (rpm) or as a speed at its rolling radius (km/h).
+  if (index_of_channel(c) >= index_of_channel(Channel::wheel_speed_fl) &&
+      index_of_channel(c) <= index_of_channel(Channel::wheel_speed_rr))
+    return ChannelUnit{Dimension::speed, 1, "m/s"};
+  return std::nullopt;
 }
 
 std::string_view dimension_name(Dimension d) {

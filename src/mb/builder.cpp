@@ -247,6 +247,18 @@ void ModelBuilder::orientation_zyx(int u, int v, int w, int yaw, int pitch, int 
               "orientation w");
 }
 
+void ModelBuilder::point_mass_input(int body, const Vector3d& local, int input) {
+  if (body < 0 || body >= static_cast<int>(m_.bodies.size())) invalid("point_mass_input: no such body");
+  if (input < 0 || input >= static_cast<int>(m_.inputs.size())) invalid("point_mass_input: no such input");
+  mass_inputs_.push_back({body, input, true, local});
+}
+
+void ModelBuilder::body_mass_input(int body, int input) {
+  if (body < 0 || body >= static_cast<int>(m_.bodies.size())) invalid("body_mass_input: no such body");
+  if (input < 0 || input >= static_cast<int>(m_.inputs.size())) invalid("body_mass_input: no such input");
+  mass_inputs_.push_back({body, input, false, Vector3d::Zero()});
+}
+
 int ModelBuilder::body(const BodySpec& spec) {
   const int d = m_.dim;
   if (!(spec.mass >= 0) || !std::isfinite(spec.mass)) invalid("body \"" + spec.name + "\": mass must be >= 0");
@@ -452,6 +464,17 @@ void ModelBuilder::coordinate_force(const CoordinateForce& f) { m_.coordinate_fo
 
 void ModelBuilder::custom_force(std::shared_ptr<const CustomForce> f) { m_.custom_forces.push_back(std::move(f)); }
 
+void ModelBuilder::rotor(int theta, int e1, int e2, double J) {
+  const auto& t = m_.entities.at(theta);
+  if (t.kind != EntityKind::scalar || t.fixed) invalid("rotor: \"" + t.name + "\" must be a movable scalar");
+  for (int e : {e1, e2})
+    if (m_.entities.at(e).kind != EntityKind::vector)
+      invalid("rotor \"" + t.name + "\": \"" + m_.entities.at(e).name + "\" must be a unit vector");
+  if (m_.dim != 3) invalid("rotor \"" + t.name + "\": rotors need a 3-D model");
+  if (!(J > 0) || !std::isfinite(J)) invalid("rotor \"" + t.name + "\": polar inertia must be > 0");
+  m_.rotors.push_back({t.slot, m_.entities[e1].slot, m_.entities[e2].slot, J});
+}
+
 void ModelBuilder::independent(const std::vector<int>& slots) {
   std::set<int> seen;
   for (int s : slots) {
@@ -492,6 +515,7 @@ Model ModelBuilder::build() && {
     if (s.slot2 >= 0) fix(s.slot2);
   }
   for (auto& f : m.coordinate_forces) fix(f.slot);
+  for (auto& r : m.rotors) fix(r.theta), fix(r.e1), fix(r.e2);
   for (const auto& f : m.custom_forces)
     for (int s : f->coordinates())
       if (s < 0 || s >= m.nq) invalid("a custom force acts on a slot that is not a coordinate");
@@ -512,6 +536,12 @@ Model ModelBuilder::build() && {
 
   // Global mass matrix and gravity
   std::map<std::pair<int, int>, double> M;
+  for (const auto& r : m.rotors) {
+    const Vector3d e1 = m.x0.segment<3>(r.e1), e2 = m.x0.segment<3>(r.e2);
+    if (std::abs(e1.dot(e2)) > 1e-6)
+      invalid("rotor on \"" + m.coordinate_names[r.theta] + "\": e1 and e2 are not perpendicular");
+    M[{r.theta, r.theta}] += r.J;  // 1/2 J theta_dot^2; the coupling is not constant
+  }
   m.Q_gravity = VectorXd::Zero(m.nq);
   for (const auto& b : m.bodies) {
     const int n = static_cast<int>(b.slots.size());
@@ -525,6 +555,39 @@ Model ModelBuilder::build() && {
     for (int i = 0; i < n; ++i)
       if (b.slots[i] < m.nq) m.Q_gravity[b.slots[i]] += q[i];
   }
+  // Mass parameters: their local matrices per unit of input (a point mass m C(c)' C(c), a
+  // body's M / mass), on the same global entries (added to the pattern where new).
+  std::vector<std::map<std::pair<int, int>, double>> param_M(mass_inputs_.size());
+  for (std::size_t k = 0; k < mass_inputs_.size(); ++k) {
+    const auto& mi = mass_inputs_[k];
+    const Body& b = m.bodies.at(static_cast<std::size_t>(mi.body));
+    const int n = static_cast<int>(b.slots.size());
+    Eigen::MatrixXd Mk, C = b.C0;
+    if (mi.point) {
+      const Vector3d c = b.basis_inverse * (mi.local - b.origin_local);  // the point's basis coordinates
+      for (int j = 0; j < 3; ++j)
+        if (b.Ck[j].size()) C += c[j] * b.Ck[j];
+      Mk = C.transpose() * C;
+    } else {
+      if (!(b.mass > 0)) invalid("body \"" + b.name + "\": a mass input needs a body with mass");
+      Mk = b.M / b.mass;
+      for (int j = 0; j < 3; ++j)
+        if (b.Ck[j].size()) C += b.com_local[j] * b.Ck[j];
+    }
+    Model::MassParameter mp;
+    mp.input = mi.input;
+    mp.Q_gravity = VectorXd::Zero(m.nq);
+    const VectorXd g = C.transpose() * m.gravity.head(m.dim);
+    for (int i = 0; i < n; ++i) {
+      if (b.slots[i] < m.nq) mp.Q_gravity[b.slots[i]] += g[i];
+      for (int j = 0; j < n; ++j)
+        if (b.slots[i] < m.nq && b.slots[j] < m.nq && Mk(i, j) != 0) {
+          M[{b.slots[i], b.slots[j]}] += 0.0;  // in the pattern
+          param_M[k][{b.slots[i], b.slots[j]}] += Mk(i, j);
+        }
+    }
+    m.mass_parameters.push_back(std::move(mp));
+  }
   m.mass_scale = 0;
   for (auto& [rc, v] : M) {
     m.mass.push_back({rc.first, rc.second});
@@ -532,6 +595,14 @@ Model ModelBuilder::build() && {
     if (rc.first == rc.second) m.mass_scale = std::max(m.mass_scale, v);
   }
   if (!(m.mass_scale > 0)) m.mass_scale = 1;  // massless: the kinematic check names the DOF
+  for (std::size_t k = 0; k < param_M.size(); ++k) {
+    auto& values = m.mass_parameters[k].mass_values;
+    values.assign(m.mass.size(), 0.0);
+    for (std::size_t e = 0; e < m.mass.size(); ++e) {
+      const auto it = param_M[k].find({m.mass[e].row, m.mass[e].col});
+      if (it != param_M[k].end()) values[e] = it->second;
+    }
+  }
   return std::move(m_);
 }
 

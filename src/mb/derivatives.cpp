@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "mbobserver/mb/dynamics.hpp"
 #include "mbobserver/mb/forces.hpp"
 #include "mbobserver/mb/kinematics.hpp"
 
@@ -18,6 +19,15 @@ double step_for(double value) { return kRelativeStep * std::max(1.0, std::abs(va
 
 int rows(const AccelerationDerivatives& d) { return static_cast<int>(d.columns.size()); }
 
+// M(u) as the dynamics use it (mass parameters included), without the rotors' coupling.
+void assemble_mass(const Model& m, const VectorXd& u, Eigen::MatrixXd& M) {
+  M.setZero();
+  for (std::size_t e = 0; e < m.mass.size(); ++e) M(m.mass[e].row, m.mass[e].col) += m.mass_values[e];
+  for (const auto& p : m.mass_parameters)
+    if (const double k = u[p.input]; k != 0)
+      for (std::size_t e = 0; e < m.mass.size(); ++e) M(m.mass[e].row, m.mass[e].col) += k * p.mass_values[e];
+}
+
 // eq. (67) at (q, qd) with inputs u at time t and the force correction Qc.
 void accelerations_at(const Model& m, const VectorXd& q, const VectorXd& qd, const VectorXd& u, double t,
                       const VectorXd& Qc, Workspace& ws, AccelerationDerivatives& d, VectorXd& zdd) {
@@ -26,11 +36,16 @@ void accelerations_at(const Model& m, const VectorXd& q, const VectorXd& qd, con
   compute_Rdot(m, qd, ws);
   ws.x.head(m.nq) = q;
   ws.xd.head(m.nq) = qd;
+  if (!m.mass_parameters.empty()) assemble_mass(m, u, d.M);  // an input may be a mass
+  rotor_mass(m, ws.x, d.M);  // the rotors' coupling moves with the configuration
   generalized_forces(m, ws.x, ws.xd, u, t, false, ws.forces);
   for (std::size_t j = 0; j < m.z.size(); ++j) d.rhs_z[j] = qd[m.z[j]];
   d.tmp_q.noalias() = ws.Rdot * d.rhs_z;
   d.dQ.noalias() = d.M * d.tmp_q;
   d.dQ = ws.forces.Q + Qc - d.dQ;
+  d.tmp_q.setZero();
+  rotor_inertia(m, ws.x, ws.xd, nullptr, d.tmp_q);  // the rotors' gyroscopic terms
+  d.dQ -= d.tmp_q;
   d.rhs_z.noalias() = ws.R.transpose() * d.dQ;
   d.MR.noalias() = d.M * ws.R;
   d.Mbar.noalias() = ws.R.transpose() * d.MR;
@@ -105,6 +120,9 @@ void differentiate_forces_velocity(const Model& m, const State& s, Workspace& ws
   factor_kinematics(m, d.q0, ws);
   compute_R(m, ws);
   compute_Rdot(m, s.qd, ws);
+  ws.x.head(m.nq) = d.q0;
+  if (!m.mass_parameters.empty()) assemble_mass(m, d.u0, d.M);
+  rotor_mass(m, ws.x, d.M);
   d.MR.noalias() = d.M * ws.R;
   d.Mbar.noalias() = ws.R.transpose() * d.MR;
   d.mbar_ldlt.compute(d.Mbar);
@@ -134,7 +152,11 @@ void differentiate_forces_velocity(const Model& m, const State& s, Workspace& ws
     u = base + h;
     applied_forces(m, d.q0, d.qd0, ws, d);
     u = base;
-    d.dQ = ws.forces.Q - d.Q0;
+    d.dQ = ws.forces.Q - d.Q0;  // a mass input's weight is in Q; its inertia -dM qdd is not:
+    for (const auto& p : m.mass_parameters)
+      if (p.input == d.inputs[k])
+        for (std::size_t e = 0; e < m.mass.size(); ++e)
+          d.dQ[m.mass[e].row] -= h * p.mass_values[e] * s.qdd[m.mass[e].col];
     d.rhs_z.noalias() = ws.R.transpose() * d.dQ;
     solve_column(d, h, d.du, k);
   }
@@ -166,7 +188,8 @@ AccelerationDerivatives::AccelerationDerivatives(const Model& m, std::vector<int
   dz = dzd = Eigen::MatrixXd::Zero(n, n);
   du = Eigen::MatrixXd::Zero(n, static_cast<Eigen::Index>(inputs.size()));
   M = Eigen::MatrixXd::Zero(m.nq, m.nq);
-  for (std::size_t e = 0; e < m.mass.size(); ++e) M(m.mass[e].row, m.mass[e].col) += m.mass_values[e];
+  assemble_mass(m, Eigen::VectorXd::Zero(static_cast<Eigen::Index>(m.inputs.size())), M);
+  rotor_mass(m, m.x0, M);  // and again wherever M is used: the rotors' part moves
   Mbar = Eigen::MatrixXd::Zero(nz, nz);
   MR = Eigen::MatrixXd::Zero(m.nq, nz);
   Rcols = Eigen::MatrixXd::Zero(m.nq, n);

@@ -171,6 +171,8 @@ ForceBuffers make_force_buffers(const Model& m) {
 void generalized_forces(const Model& m, const VectorXd& x, const VectorXd& xd, const VectorXd& u, double t,
                         bool jacobians, ForceBuffers& out) {
   out.Q = m.Q_gravity;
+  for (const auto& p : m.mass_parameters)
+    if (u[p.input] != 0) out.Q += u[p.input] * p.Q_gravity;
   MatWriter wk{m.nq}, wc{m.nq};
   if (jacobians) {
     std::fill(out.K.begin(), out.K.end(), 0.0);
@@ -226,12 +228,14 @@ double potential_energy(const Model& m, const VectorXd& x) {
   return V;
 }
 
-double kinetic_energy(const Model& m, const VectorXd& qd) {
+double kinetic_energy(const Model& m, const VectorXd& x, const VectorXd& qd) {
   double T = 0;
   for (std::size_t e = 0; e < m.mass.size(); ++e) {
     const auto& en = m.mass[e];
     T += 0.5 * qd[en.row] * m.mass_values[e] * qd[en.col];
   }
+  for (const auto& r : m.rotors)
+    if (r.e2 < m.nq) T += r.J * qd[r.theta] * x.segment<3>(r.e1).dot(qd.segment<3>(r.e2));
   return T;
 }
 

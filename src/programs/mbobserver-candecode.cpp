@@ -12,7 +12,9 @@
 #include <string>
 #include <vector>
 
+#include <spdlog/spdlog.h>
 #include "mbobserver/core/program.hpp"
+
 #include "mbobserver/io/dbc.hpp"
 #include "mbobserver/io/dbc_codec.hpp"
 #include "mbobserver/io/log_reader.hpp"
@@ -87,10 +89,14 @@ int main(int argc, char** argv) {
   std::string log_file;
   app.add_option("--dbc", dbc_files, "DBC file (repeat for several)")->required();
   app.add_option("log", log_file, "candump -l (.log) or Vector ASC (.asc) file")->required();
+  DbcOptions dbc_options;
+  app.add_flag("--strict", dbc_options.strict,
+               "refuse a DBC with a malformed entry or a vendor quirk (default: leave it out with a warning)");
   return mbo::run_program(app, argc, argv, common, [&] {
     std::vector<Dbc> dbcs;
-    for (const auto& f : dbc_files) dbcs.push_back(load_dbc(f));
-    DbcCodec codec(merge_dbcs(std::move(dbcs)));
+    for (const auto& f : dbc_files) dbcs.push_back(load_dbc(f, dbc_options));
+    DbcCodec codec(merge_dbcs(std::move(dbcs), dbc_options));
+    for (const auto& w : codec.dbc().warnings) spdlog::warn("{}", w.text());
     LogReader reader{std::filesystem::path(log_file)};
 
     JsonOut out;

@@ -2,6 +2,7 @@
 // Accuracy of a recorded run (mbobserverd --record) against the ground truth of
 // mbobserver-sim, with the report keys of mbobserver-experiment.
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <limits>
@@ -167,8 +168,8 @@ int main(int argc, char** argv) {
     };
     std::ifstream ein(est_file);
     if (!ein) throw mbo::ConfigError(est_file + ": cannot open file");
-    long n = 0, matched = 0, valid = 0, bad = 0;
-    double t_first = NAN;
+    long n = 0, matched = 0, valid = 0, bad = 0, after_from = 0;
+    double t_first = NAN, t_last = NAN;
     for (std::string line; std::getline(ein, line);) {
       json e;
       try {
@@ -187,9 +188,11 @@ int main(int argc, char** argv) {
       ++n;
       const double t = jt->get<double>();
       if (std::isnan(t_first)) t_first = t;
+      t_last = t;
       const bool record_valid = jv->get<bool>();
       valid += record_valid;
       if (t - t_first < from) continue;
+      after_from += record_valid;  // valid estimates from --metrics-from on
       const auto* tr = truth.at(t);
       if (!tr) continue;
       score_validity(e, *tr);  // valid or not: a flag that is not set is never false
@@ -204,6 +207,24 @@ int main(int argc, char** argv) {
       }
     }
     if (n == 0) throw mbo::ConfigError(est_file + ": no estimates");
+    // Nothing scored is no accuracy: every RMSE would read 0. Say why instead.
+    if (matched == 0) {
+      auto num = [](double v) {
+        char b[32];
+        std::snprintf(b, sizeof b, "%.6f", v);
+        return std::string(b);
+      };
+      std::string why;
+      if (valid == 0)
+        why = "none of its " + std::to_string(n) + " estimates is valid";
+      else if (after_from == 0)
+        why = "no valid estimate from --metrics-from " + num(from) + " s after the first (" + num(t_first) + ")";
+      else
+        why = "no valid estimate is at a time of the truth: estimates t " + num(t_first) + " .. " + num(t_last) +
+              ", truth t " + num(truth.rows.front()[0]) + " .. " + num(truth.rows.back()[0]) + " every " +
+              num(truth.dt) + " s (another clock or another drive?)";
+      throw mbo::ConfigError(est_file + ": nothing to score: " + why);
+    }
     json rep;
     rep["estimates"] = n;
     rep["valid"] = valid;

@@ -145,7 +145,7 @@ class Listener {
       return;
     }
     const std::string schema = j["schema"];
-    const bool estimate = schema == "mbobserver.estimate/1";
+    const bool estimate = schema == "mbobserver.estimate/2" || schema == "mbobserver.estimate/1";
     const bool status = schema == "mbobserver.status/1";
     if ((opt_.only == "estimate" && !estimate) || (opt_.only == "status" && !status)) {
       ++counts_.skipped;

@@ -68,7 +68,8 @@ int main(int argc, char** argv) {
         for (auto mi : f.mappings) any = any || fresh[static_cast<std::size_t>(map.mappings()[mi].channel)];
         if (!any) continue;
         if (!map.encode(f, values, t, frame)) ++clamped;
-        writer.write(frame, interface);
+        writer.write(frame, f.bus >= 0 ? std::string_view(map.interfaces()[static_cast<std::size_t>(f.bus)].name)
+                                       : std::string_view(interface));
         ++frames;
       }
       char tbuf[32];

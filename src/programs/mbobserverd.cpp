@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
   CLI::App app{"mbobserver daemon: multibody vehicle observer publishing virtual sensors over UDP/JSON", "mbobserverd"};
   mbo::CommonOptions common;
   mbo::add_common_options(app, common);
-  std::string config, replay, rate = "realtime", record, summary;
+  std::string config, replay, rate = "realtime", record, summary, calibration;
   bool check = false, no_progress = false;
   double stop_after = 0;
   double record_max_mb = static_cast<double>(mbo::runtime::kDefaultRecordMaxBytes >> 20);
@@ -52,6 +52,9 @@ int main(int argc, char** argv) {
   app.add_flag("--no-progress", no_progress, "no progress line on stderr during a replay");
   app.add_option("--stop-after", stop_after, "stop after this many seconds of estimator time")
       ->check(positive_number("seconds"));
+  app.add_option("--calibration", calibration,
+                 "the calibration state file: read at start, written periodically and at exit (default: the "
+                 "configuration's calibration.file, or $STATE_DIRECTORY/calibration.json under systemd)");
   return mbo::run_program(app, argc, argv, common, [&] {
     auto cfg = mbo::runtime::load_daemon_config(config);
     // --log-level wins over the file's "log_level"
@@ -71,6 +74,7 @@ int main(int argc, char** argv) {
     opt.progress = !no_progress;
     opt.stop_after_s = stop_after;
     opt.record_max_bytes = static_cast<std::uint64_t>(std::min(record_max_mb * 1048576.0, 1.8e19));
+    if (!calibration.empty()) opt.calibration = calibration;
     return mbo::runtime::run_daemon(cfg, opt);
   });
 }

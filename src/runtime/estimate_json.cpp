@@ -53,6 +53,22 @@ void write_sensors(JsonWriter& w, const std::array<SensorHealth, kSensorKindCoun
   w.end_object();
 }
 
+// The parameters the observer estimates: value, 1-sigma and whether it has learned them.
+void write_calibration(JsonWriter& w, const std::array<Calibration, kCalibrationCount>& cal) {
+  w.key("calibration");
+  w.begin_object();
+  for (std::size_t i = 0; i < kCalibrationCount; ++i) {
+    if (!cal[i].estimated) continue;
+    w.key(kCalibrationNames[i]);
+    w.begin_object();
+    w.field("value", cal[i].value);
+    w.field("std", cal[i].std);
+    w.field_bool("converged", cal[i].converged);
+    w.end_object();
+  }
+  w.end_object();
+}
+
 void write_latency(JsonWriter& w, std::string_view name, const LatencySummary& l) {
   w.key(name);
   w.begin_object();
@@ -89,6 +105,19 @@ void write_estimate_json(const EstimateRecord& r, std::string& out, const JsonOp
   w.field("yaw_rate", r.yaw_rate);
   w.field("v_long", r.v_long);
   w.field("v_lat", r.v_lat);
+  w.field("a_long", r.a_long);
+  w.field("a_lat", r.a_lat);
+  w.field("yaw_accel", r.yaw_accel);
+  w.field("lat", r.lat);
+  w.field("lon", r.lon);
+  w.field("alt", r.alt);
+  w.end_object();
+
+  w.key("origin");
+  w.begin_object();
+  w.field("lat", r.origin_lat);
+  w.field("lon", r.origin_lon);
+  w.field("alt", r.origin_alt);
   w.end_object();
 
   w.key("virtual");
@@ -100,9 +129,10 @@ void write_estimate_json(const EstimateRecord& r, std::string& out, const JsonOp
   w.field_array("slip_ratio", r.slip_ratio);
   w.field_array("slip_angle_deg", r.slip_angle_deg);
   w.field_array("suspension_travel", r.suspension_travel);
-  w.field_array("wheel_angle", r.wheel_angle);
+  w.field_array("wheel_spin_angle", r.wheel_spin_angle);
   w.field_array("wheel_speed", r.wheel_speed);
   w.field("friction", r.friction);
+  w.field("mass", r.mass);
   w.end_object();
 
   w.key("std");
@@ -114,6 +144,17 @@ void write_estimate_json(const EstimateRecord& r, std::string& out, const JsonOp
   w.field("vy", r.std_vy);
   w.field("sideslip_deg", r.std_sideslip_deg);
   w.field("friction", r.std_friction);
+  w.field_array("tyre_fz", r.std_tyre_fz);
+  w.field_array("tyre_fy", r.std_tyre_fy);
+  w.field_array("tyre_fx", r.std_tyre_fx);
+  w.field_array("slip_ratio", r.std_slip_ratio);
+  w.field_array("slip_angle_deg", r.std_slip_angle_deg);
+  w.field_array("suspension_travel", r.std_suspension_travel);
+  w.field_array("wheel_spin_angle", r.std_wheel_spin_angle);
+  w.field_array("wheel_speed", r.std_wheel_speed);
+  w.field("a_long", r.std_a_long);
+  w.field("a_lat", r.std_a_lat);
+  w.field("yaw_accel", r.std_yaw_accel);
   w.end_object();
 
   w.key("health");
@@ -131,6 +172,7 @@ void write_estimate_json(const EstimateRecord& r, std::string& out, const JsonOp
   write_faults(w, r.faults);
   w.field_int("resets", r.resets);
   w.end_object();
+  write_calibration(w, r.calibration);
 
   if (opt.wall_clock) {
     w.key("latency_us");
@@ -266,6 +308,7 @@ void write_status_fields(JsonWriter& w, const StatusRecord& s, const JsonOptions
   w.end_object();
 
   write_sensors(w, s.sensors);
+  write_calibration(w, s.calibration);
 }
 
 void write_run(JsonWriter& w, const RunSummary& r) {

@@ -31,7 +31,7 @@ void FrameDecoder::on_frame(const io::CanFrame& f, std::int64_t rx_ns, const std
   }
   const std::size_t n = map_.decode(f, buf_);
   if (n == 0) {
-    if (!map_.codec().find(f.id, f.extended))
+    if (!map_.known(f))
       counters_.unknown.fetch_add(1, std::memory_order_relaxed);
     else
       counters_.unmapped.fetch_add(1, std::memory_order_relaxed);

@@ -58,6 +58,7 @@ class FrameDecoder {
             double order_t = std::numeric_limits<double>::quiet_NaN());
   // Replay: the time base jumps from `from` (the newest order time so far) to `to`.
   void push_time_jump(double from, double to, const std::atomic<bool>* stop);
+  const io::SignalMap& map() const { return map_; }
 
  private:
   const io::SignalMap& map_;

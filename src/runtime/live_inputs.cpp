@@ -7,7 +7,8 @@ namespace mbo::runtime {
 LiveInputs::LiveInputs(boost::asio::io_context& io, const DaemonConfig& cfg, FrameDecoder& decoder) {
   std::uint8_t ch = 0;
   for (const auto& ic : cfg.signals->interfaces()) {
-    auto o = io::SocketCanOptions::from(ic, ch++, cfg.signals->filter_ids());
+    auto o = io::SocketCanOptions::from(ic, ch, cfg.signals->filter_ids(static_cast<int>(ch)));
+    ++ch;
     auto src = std::make_unique<io::SocketCanSource>(
         io, o, [&decoder](const io::CanFrame& f) { decoder.on_frame(f, monotonic_ns()); });
     src->on_fatal = [](const std::string& why) { spdlog::error("{}", why); };

@@ -1,7 +1,9 @@
 #include "replay_reader.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <string>
 
 #include "mbobserver/runtime/realtime.hpp"
 #include "mbobserver/runtime/signals.hpp"
@@ -15,6 +17,23 @@ void run_reader(LogTimeline& timeline, const io::LogReader& log, std::optional<i
   block_stop_signals_in_this_thread();
   const double lead = max ? 0.0 : options.lead_s;
   auto stopping = [&] { return stop.load(std::memory_order_relaxed); };
+  // A log names its interfaces (candump) or numbers its channels (ASC, from 1); frames go to
+  // the configured interface of that name, or for ASC the configured interface in that
+  // position, else to an unknown bus (the top-level DBC's).
+  std::array<std::uint8_t, 256> bus_of{};
+  std::size_t names_seen = 0;
+  const io::SignalMap& map = decoder.map();
+  auto to_bus = [&](io::CanFrame& fr) {
+    const auto& names = log.interfaces();
+    for (; names_seen < names.size() && names_seen < bus_of.size(); ++names_seen) {
+      int b = map.bus_index(names[names_seen]);
+      if (b < 0 && log.format() == io::LogFormat::asc && names_seen < map.interfaces().size() &&
+          !map.interfaces().empty() && map.bus_index(std::to_string(names_seen + 1)) < 0)
+        b = static_cast<int>(names_seen);
+      bus_of[names_seen] = b < 0 ? std::uint8_t{255} : static_cast<std::uint8_t>(b);
+    }
+    fr.channel = bus_of[fr.channel];
+  };
   io::CanFrame f = first.value_or(io::CanFrame{});
   double t_order = first ? f.t : 0;  // the order time of the frame in hand
   bool more = first.has_value();
@@ -28,6 +47,7 @@ void run_reader(LogTimeline& timeline, const io::LogReader& log, std::optional<i
   for (std::uint64_t n = 0; more && !stopping(); ++n) {
     if (!pacer.wait_until(f.t - lead, stopping)) break;
     const std::int64_t now = monotonic_ns();
+    to_bus(f);
     decoder.on_frame(f, max ? now : std::max(now, pacer.target_ns(f.t)), &stop, t_order);
     feed.t_last_frame.store(std::max(feed.t_last_frame.load(std::memory_order_relaxed), f.t),
                             std::memory_order_relaxed);

@@ -4,6 +4,8 @@
 // round trip, the queues and the log's time stamps, which should cost next to nothing.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -109,4 +111,31 @@ TEST(Accuracy, EvalScoresTheTruthColumnsPresentAndCountsDamagedRecords) {
   const auto& ns = p["not_scored"];
   EXPECT_NE(std::find(ns.begin(), ns.end(), "tyre_fz_fl"), ns.end());
   EXPECT_EQ(std::find(ns.begin(), ns.end(), "x"), ns.end());
+}
+
+// Nothing to score is an error that says why, not a report of zero errors (issue 20).
+TEST(Accuracy, EvalWithNothingToScoreExitsTwoSayingWhy) {
+  const fs::path truth = temp_path("shifted_truth.csv");
+  {
+    std::ifstream in(drive_truth());
+    std::ofstream out(truth);
+    std::string line;
+    std::getline(in, line);
+    out << line << "\n";
+    // the same truth an hour later: no estimate of the drive falls on one of its rows
+    while (std::getline(in, line)) {
+      const auto comma = line.find(',');
+      char t[32];
+      std::snprintf(t, sizeof t, "%.6f", std::stod(line.substr(0, comma)) + 3600);
+      out << t << line.substr(comma) << "\n";
+    }
+  }
+  const Replay r = replay(write_config(default_config(), "config_nothing"), drive_log(), "drive_nothing");
+  ASSERT_EQ(r.result.code, 0) << r.result.err;
+  const Result eval = run(MBO_EVAL, {"--truth", truth.string(), "--estimates", r.record.string()}, "eval_nothing");
+  EXPECT_EQ(eval.code, 2);
+  EXPECT_EQ(std::count(eval.err.begin(), eval.err.end(), '\n'), 1) << eval.err;
+  EXPECT_NE(eval.err.find("nothing to score: no valid estimate is at a time of the truth"), std::string::npos)
+      << eval.err;
+  EXPECT_TRUE(eval.out.empty()) << eval.out;
 }

@@ -73,7 +73,7 @@ TEST(Datagrams, WhatTheDaemonSendsAndRecordsMatchesTheSchemas) {
   EXPECT_EQ(statuses.size(), summary["publisher"]["status_sent"].get<std::size_t>());
   ASSERT_FALSE(estimates.empty());
   ASSERT_FALSE(statuses.empty());
-  EXPECT_EQ(estimates.front()["schema"], "mbobserver.estimate/1");
+  EXPECT_EQ(estimates.front()["schema"], "mbobserver.estimate/2");
   // The last datagram is the status sent at shutdown, with the final counters.
   const json last = json::parse(datagrams.back());
   ASSERT_EQ(last["schema"], "mbobserver.status/1");

@@ -88,7 +88,7 @@ TEST(Candecode, UnreadableInputExitsTwoWithOneLine) {
   EXPECT_EQ(lines(b.err), 1) << b.err;
   EXPECT_THAT(b.err, HasSubstr("/nonexistent.log: cannot open"));
   mbo::test::write_text(dir / "broken.dbc", "BO_ 1 M: 8 N\n SG_ S : 0|8@7+ (1,0) [0|0] \"\" N\n");
-  Out c = candecode("--dbc " + mbo::test::quote(dir / "broken.dbc") + " " + mbo::test::quote(dbc), "bad3");
+  Out c = candecode("--strict --dbc " + mbo::test::quote(dir / "broken.dbc") + " " + mbo::test::quote(dbc), "bad3");
   EXPECT_EQ(c.code, 2);
   EXPECT_EQ(lines(c.err), 1) << c.err;
   EXPECT_THAT(c.err, HasSubstr("broken.dbc:2: SG_: S: byte order must be @0 or @1"));

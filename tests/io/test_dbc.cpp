@@ -194,10 +194,10 @@ TEST(Dbc, ValueTablesCommentsAttributes) {
   EXPECT_THAT(own.find("IMU_Gyro")->comment, HasSubstr("500 Hz"));
 }
 
-TEST(Dbc, ErrorsNameFileAndLine) {
+TEST(Dbc, StrictErrorsNameFileAndLine) {
   auto msg = [](const char* text) {
     try {
-      parse_dbc(text, "bad.dbc");
+      parse_dbc(text, "bad.dbc", DbcOptions{.strict = true});
     } catch (const DbcError& e) {
       return std::string(e.what());
     }

@@ -2,6 +2,8 @@
 // generated candump logs; our writer read back by python-can; bad input never fatal.
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
+#include <ctime>
 #include <iostream>
 #include <random>
 
@@ -311,11 +313,12 @@ TEST(Asc, RelativeTimesDecimalBaseAndSkippedEvents) {
       "   0.100000 1  Statistic: D 0 R 0 XD 0 XR 0 E 0 O 0 B 0.00%\n"
       "End TriggerBlock\n");
   ASSERT_EQ(r.frames.size(), 2u);
-  EXPECT_DOUBLE_EQ(r.frames[0].t, 0.75);
+  const double t0 = *parse_asc_date("Mon Jan 1 00:00:00.000 2024");  // the log's clock: local time
+  EXPECT_DOUBLE_EQ(r.frames[0].t, t0 + 0.75);
   EXPECT_EQ(r.frames[0].id, 291u);
   EXPECT_EQ(r.frames[0].data[0], 255);
   EXPECT_EQ(r.frames[0].data[1], 16);
-  EXPECT_DOUBLE_EQ(r.frames[1].t, 1.125);
+  EXPECT_DOUBLE_EQ(r.frames[1].t, t0 + 1.125);
   EXPECT_TRUE(r.frames[1].extended && r.frames[1].remote);
   EXPECT_EQ(r.frames[1].id, 100u);
   EXPECT_EQ(r.frames[1].channel, 1);
@@ -452,7 +455,7 @@ TEST(Asc, BadLinesAreCountedWithLineNumbers) {
       "complete garbage \xff\xfe\n"
       "   0.500000 1  123             Rx   d 1 07\n");
   ASSERT_EQ(r.frames.size(), 2u);
-  EXPECT_EQ(r.frames[1].t, 0.5);
+  EXPECT_EQ(r.frames[1].t, *parse_asc_date("Mon Jan 1 00:00:00.000 2024") + 0.5);
   EXPECT_EQ(r.stats.backwards, 1u);
   EXPECT_EQ(r.stats.bad_lines, 8u);
   std::vector<std::pair<std::uint64_t, std::string>> expected = {
@@ -470,5 +473,59 @@ TEST(Asc, BadLinesAreCountedWithLineNumbers) {
   for (std::size_t i = 0; i < expected.size(); ++i) {
     EXPECT_EQ(r.problems[i].line, expected[i].first);
     EXPECT_EQ(r.problems[i].message, expected[i].second);
+  }
+}
+
+// The start of an ASC log ("date", "Begin Triggerblock") is kept in the log clock (issue 20).
+TEST(Asc, DatesAreReadAsTheWriterWroteThem) {
+  const char* tz = std::getenv("TZ");
+  const std::string saved = tz ? tz : "";
+  ::setenv("TZ", "UTC", 1);
+  ::tzset();
+  EXPECT_EQ(*parse_asc_date("Sat Sep 30 15:06:13.191 2017"), 1506783973 + 0.191);
+  EXPECT_EQ(*parse_asc_date("Sam Sep 30 15:06:13.191 2017"), 1506783973 + 0.191);  // German, as CANoe writes
+  EXPECT_EQ(*parse_asc_date("Tue May 27 04:09:35.000 pm 2014"), 1401206975.0);  // 12 h, as python-can writes
+  EXPECT_EQ(*parse_asc_date("Mon Nov 14 12:00:00 AM 2022"), 1668384000.0);  // midnight
+  EXPECT_EQ(*parse_asc_date("Mi Dez 31 23:59:59.999999 2025"), 1767225599 + 0.999999);
+  EXPECT_FALSE(parse_asc_date("Sat Foo 30 15:06:13.191 2017"));
+  EXPECT_FALSE(parse_asc_date("Sat Sep 30 25:06:13 2017"));
+  EXPECT_FALSE(parse_asc_date(""));
+  if (tz)
+    ::setenv("TZ", saved.c_str(), 1);
+  else
+    ::unsetenv("TZ");
+  ::tzset();
+}
+
+// A candump log converted by python-can's logconvert (log2asc: the ASCWriter's "Begin
+// Triggerblock" date holds the first frame's time to the millisecond, the frames' times count
+// from it) reads back with the candump log's times, and with python-can's own reading of it.
+TEST(Asc, Log2AscOfACandumpLogKeepsItsTimes) {
+  auto dir = mbo::test::scratch_dir("log2asc");
+  std::string log;
+  std::vector<double> times;
+  for (int i = 0; i < 50; ++i) {
+    CanFrame f;
+    f.t = 1700000000.002 + i * 0.010017;  // the first on a whole millisecond
+    f.id = 0x100 + static_cast<std::uint32_t>(i % 3);
+    f.len = 2;
+    f.data[0] = static_cast<std::uint8_t>(i);
+    log += format_candump_line(f, "can0");
+    times.push_back(std::round(f.t * 1e6) / 1e6);  // as candump prints it
+  }
+  mbo::test::write_text(dir / "in.log", log);
+  auto conv = mbo::test::run_command("cd " + mbo::test::quote(dir) +
+                                     " && /usr/bin/python3 -m can.logconvert in.log out.asc 2>&1");
+  ASSERT_EQ(conv.code, 0) << conv.output;
+  Read ours = read_file(dir / "out.asc");
+  ASSERT_EQ(ours.frames.size(), times.size());
+  auto r = mbo::test::run_command(mbo::test::python_command(
+      mbo::test::source_dir() / "tests/io/oracles/python_can_read.py", {dir / "py.json", dir / "out.asc"}));
+  ASSERT_EQ(r.code, 0) << r.output;
+  const json theirs = json::parse(mbo::test::read_text(dir / "py.json"))["files"][0]["frames"];
+  ASSERT_EQ(theirs.size(), times.size());
+  for (std::size_t i = 0; i < times.size(); ++i) {
+    EXPECT_NEAR(ours.frames[i].t, times[i], 1e-6) << i;
+    EXPECT_EQ(ours.frames[i].t, theirs[i]["t"].get<double>()) << i;
   }
 }

@@ -41,8 +41,10 @@ std::string config_error(const std::string& name, const std::string& signals, co
 
 TEST(SignalMap, ExampleConfigMapsEveryChannel) {
   SignalMap map = SignalMap::from_config(mbo::JsonReader::from_file(example()));
-  EXPECT_EQ(map.mappings().size(), mbo::kChannelCount);
-  for (std::size_t c = 0; c < mbo::kChannelCount; ++c)
+  // every channel of the simulated car's bus (the production-bus channels have their own config)
+  const std::size_t hall_bus = static_cast<std::size_t>(Channel::gnss_fix_quality) + 1;
+  EXPECT_EQ(map.mappings().size(), hall_bus);
+  for (std::size_t c = 0; c < hall_bus; ++c)
     EXPECT_NE(map.mapping(static_cast<Channel>(c)), nullptr) << mbo::kChannelNames[c];
   EXPECT_EQ(map.counter_modulus(Channel::wheel_count_rr), 65536u);
   EXPECT_FALSE(map.counter_modulus(Channel::gyro_z).has_value());
@@ -88,7 +90,8 @@ TEST(SignalMap, EncodeThenDecodeGivesTheChannelValues) {
   EXPECT_EQ(got[static_cast<int>(Channel::gnss_lat)], 48.117300123456789);  // IEEE double
   EXPECT_NEAR(got[static_cast<int>(Channel::gnss_course)], 6.0, 0.5e-4);
   EXPECT_EQ(got[static_cast<int>(Channel::gnss_fix_quality)], 4);
-  for (std::size_t c = 0; c < mbo::kChannelCount; ++c) EXPECT_FALSE(std::isnan(got[c])) << c;
+  for (std::size_t c = 0; c <= static_cast<std::size_t>(Channel::gnss_fix_quality); ++c)
+    EXPECT_FALSE(std::isnan(got[c])) << c;
   // Unmapped ids, remote and error frames give nothing.
   mbo::io::CanFrame other;
   other.id = 0x7AB;
@@ -189,4 +192,69 @@ TEST(SignalMap, ValuesOutsideTheDbcRangeAndSignalsPastAShortFrameAreNaN) {
   ASSERT_EQ(map.decode(f, out), 3u);
   EXPECT_FALSE(std::isnan(out[0].value));
   EXPECT_TRUE(std::isnan(out[2].value));
+}
+
+// Two buses with the same id meaning different things (issue 20): can1 has a DBC of its own,
+// a mapping names the interface it reads; frames are told apart by their interface.
+TEST(SignalMap, TwoBusesCarryTheSameIdWithDifferentMeanings) {
+  auto dir = mbo::test::scratch_dir("signal_map_buses");
+  mbo::test::write_text(dir / "body.dbc", "BO_ 256 Wheels: 8 ABS\n SG_ FL : 0|16@1+ (0.01,0) [0|655.35] \"km/h\" X\n");
+  mbo::test::write_text(dir / "chassis.dbc",
+                        "BO_ 256 Steer: 8 EPS\n SG_ SWA : 0|16@1- (0.1,0) [-3276.8|3276.7] \"deg\" X\n");
+  mbo::test::write_text(dir / "c.json",
+                        "{\"dbc\": \"body.dbc\", \"interfaces\": [{\"name\": \"can0\"}, {\"name\": \"can1\", "
+                        "\"dbc\": \"chassis.dbc\"}], \"signals\": {\"wheel_speed_fl\": {\"signal\": \"Wheels.FL\"}, "
+                        "\"steering_wheel_angle\": {\"signal\": \"Steer.SWA\", \"bus\": \"can1\"}}}");
+  SignalMap map = SignalMap::from_config(mbo::JsonReader::from_file(dir / "c.json"));
+  EXPECT_EQ(map.bus_index("can1"), 1);
+  EXPECT_EQ(map.bus_index("vcan7"), -1);
+  const SignalMapping* ws = map.mapping(Channel::wheel_speed_fl);
+  ASSERT_NE(ws, nullptr);
+  EXPECT_EQ(ws->dimension, Dimension::speed);  // km/h: a speed at the rolling radius
+  EXPECT_NEAR(ws->quantum, 0.01 / 3.6, 1e-15);
+  mbo::io::CanFrame f;
+  f.id = 256;
+  f.len = 8;
+  f.data[0] = 0x10;  // 16 raw: 0.16 km/h, or -> 1.6 deg
+  std::vector<mbo::Measurement> out(map.max_per_frame());
+  for (std::uint8_t channel : {std::uint8_t{0}, std::uint8_t{1}, std::uint8_t{255}}) {
+    f.channel = channel;
+    ASSERT_EQ(map.decode(f, out), 1u) << int(channel);
+    if (channel == 1) {
+      EXPECT_EQ(out[0].channel, Channel::steering_wheel_angle);
+      EXPECT_NEAR(out[0].value, 1.6 * std::numbers::pi / 180, 1e-12);
+    } else {  // can0, or an interface the configuration does not name: the top-level DBC
+      EXPECT_EQ(out[0].channel, Channel::wheel_speed_fl);
+      EXPECT_NEAR(out[0].value, 0.16 / 3.6, 1e-12);
+    }
+  }
+  EXPECT_EQ(map.filter_ids(0).size(), 1u);
+  EXPECT_EQ(map.filter_ids(1).size(), 1u);
+  ASSERT_EQ(map.tx_frames().size(), 2u);
+  for (const auto& tx : map.tx_frames()) EXPECT_EQ(tx.bus, tx.codec->message().name == "Steer" ? 1 : -1);
+}
+
+// A mapped message that a forgiving load left out stops the start-up, naming why; strict
+// refuses the DBC itself.
+TEST(SignalMap, MappedMessageLeftOutOfTheDbcFailsNamingIt) {
+  auto dir = mbo::test::scratch_dir("signal_map_left_out");
+  mbo::test::write_text(dir / "q.dbc",
+                        "BO_ 256 Good: 8 ABS\n SG_ A : 0|8@1+ (1,0) [0|0] \"\" X\n"
+                        "BO_ 257 Bad 8 ABS\n SG_ B : 0|8@1+ (1,0) [0|0] \"\" X\n");
+  auto write = [&](const std::string& extra, const std::string& signal) {
+    mbo::test::write_text(
+        dir / "c.json", "{\"dbc\": \"q.dbc\"" + extra + ", \"signals\": {\"gear\": {\"signal\": \"" + signal + "\"}}}");
+    try {
+      SignalMap::from_config(mbo::JsonReader::from_file(dir / "c.json"));
+    } catch (const mbo::ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(write("", "Good.A"), "no error");
+  EXPECT_THAT(write("", "Bad.B"),
+              HasSubstr("/signals/gear/signal: message \"Bad\" was left out of " + (dir / "q.dbc").string() +
+                        " (line 3: BO_: expected ':' after the message name)"));
+  EXPECT_THAT(write(", \"strict\": true", "Good.A"),
+              HasSubstr("/dbc: " + (dir / "q.dbc").string() + ":3: BO_: expected ':'"));
 }

@@ -17,7 +17,7 @@ TEST(EstimateJson, CarriesTheDocumentedKeysWithExactValues) {
   const mbo::EstimateRecord r = mbo::test::sample_estimate();
   const std::string text = estimate_json(r);
   const json j = json::parse(text);
-  EXPECT_EQ(j["schema"], "mbobserver.estimate/1");
+  EXPECT_EQ(j["schema"], "mbobserver.estimate/2");
   EXPECT_EQ(j["seq"], r.seq);
   EXPECT_EQ(j["t"].get<double>(), r.t);  // shortest round-trip: parses back bit for bit
   EXPECT_EQ(j["t_wall"].get<double>(), r.t_wall);

@@ -196,7 +196,7 @@ TEST(Listen, GarbageIsCountedAndNotWritten) {
   EXPECT_EQ(child.wait(), 0) << slurp(err);
   const auto lines = lines_of(out);
   ASSERT_EQ(lines.size(), 2u);
-  for (const auto& line : lines) EXPECT_EQ(json::parse(line)["schema"], "mbobserver.estimate/1");
+  for (const auto& line : lines) EXPECT_EQ(json::parse(line)["schema"], "mbobserver.estimate/2");
   const std::string e = slurp(err);
   // Between the two estimates it kept, at least one round of garbage arrived.
   EXPECT_THAT(e, HasSubstr("ignored a datagram that is not a JSON object"));

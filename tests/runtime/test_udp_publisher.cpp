@@ -64,7 +64,7 @@ TEST(UdpPublisher, UnicastSendsOneStepInNWithItsLatency) {
     auto d = rx.receive();
     ASSERT_TRUE(d) << "no datagram for seq " << expected;
     const json j = json::parse(*d);
-    EXPECT_EQ(j["schema"], "mbobserver.estimate/1");
+    EXPECT_EQ(j["schema"], "mbobserver.estimate/2");
     EXPECT_EQ(j["seq"], expected);
     EXPECT_GE(j["latency_us"]["step_to_send"].get<double>(), 0.0);
   }
@@ -148,7 +148,7 @@ TEST(UdpPublisher, RecordsCrossFromAnotherThreadAndStopSendsAFinalStatus) {
   json final_status;
   while (auto d = rx.receive()) {
     const json j = json::parse(*d);
-    if (j["schema"] == "mbobserver.estimate/1") {
+    if (j["schema"] == "mbobserver.estimate/2") {
       EXPECT_EQ(j["seq"].get<std::uint64_t>() % 5, 0u);
       ++estimates;
     } else if (j["publisher"]["records"] == kRecords) {
@@ -242,6 +242,6 @@ TEST(UdpPublisher, MulticastWithTtlZeroReachesAListenerOnThisHost) {
     d = rx.receive(300);
   }
   ASSERT_TRUE(d) << "nothing received on " << itf;
-  EXPECT_EQ(json::parse(*d)["schema"], "mbobserver.estimate/1");
+  EXPECT_EQ(json::parse(*d)["schema"], "mbobserver.estimate/2");
   EXPECT_EQ(pub.counters().send_errors, 0u);
 }

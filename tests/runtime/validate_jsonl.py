@@ -19,7 +19,7 @@ from jsonschema import Draft202012Validator, RefResolver
 urllib.parse.uses_relative.append("urn")
 urllib.parse.uses_fragment.append("urn")
 
-SCHEMAS = {"mbobserver.estimate/1": "estimate.schema.json",
+SCHEMAS = {"mbobserver.estimate/2": "estimate.schema.json",
            "mbobserver.status/1": "status.schema.json",
            "mbobserver.summary/1": "summary.schema.json"}
 

@@ -22,11 +22,13 @@ enum class SensorKind : std::uint8_t {
   accelerometer,
   gyroscope,
   wheel_hall,
+  wheel_speed,  // a production car's wheel speeds (and the spin-angle hold without Hall counts)
+  vehicle_speed,  // its ABS reference speed
   count
 };
 inline constexpr std::size_t kSensorKindCount = static_cast<std::size_t>(SensorKind::count);
 inline constexpr std::array<std::string_view, kSensorKindCount> kSensorKindNames = {
-    "gnss_pos", "gnss_vel", "gnss_course", "accel", "gyro", "wheels"};
+    "gnss_pos", "gnss_vel", "gnss_course", "accel", "gyro", "wheels", "wheel_speeds", "vehicle_speed"};
 
 struct SensorHealth {
   double age_ms = -1;  // since the newest sample was received; -1: never received
@@ -39,6 +41,22 @@ struct SensorHealth {
   double nis = 0;
   bool consistent = true;
   std::uint64_t implausible = 0;  // samples not fused: at their DBC limit, stuck, out of physics
+};
+
+// Parameters the observer can learn while driving (self-calibration), in a fixed order so that
+// the record keeps its fixed size. Sensor parameters: gyroscope and accelerometer biases (rad/s,
+// m/s^2), each wheel's scale r_model / r_effective, the GNSS latency (s).
+// Model parameters: the loads (kg) at the front and rear payload points of the vehicle file.
+inline constexpr std::array<std::string_view, 13> kCalibrationNames = {
+    "gyro_bias_x",  "gyro_bias_y",    "gyro_bias_z",    "accel_bias_x",   "accel_bias_y",
+    "accel_bias_z", "wheel_scale_fl", "wheel_scale_fr", "wheel_scale_rl", "wheel_scale_rr",
+    "gnss_latency", "payload_front",  "payload_rear"};
+inline constexpr std::size_t kCalibrationCount = kCalibrationNames.size();
+
+struct Calibration {
+  bool estimated = false;  // only estimated parameters are published
+  bool converged = false;  // its 1-sigma is below the level that counts as learned
+  double value = 0, std = 0;
 };
 
 // Fault bits of EstimateRecord::faults.
@@ -81,24 +99,38 @@ struct EstimateRecord {
   double vx = 0, vy = 0, vz = 0;  // ENU velocity of the reference point
   double v_long = 0, v_lat = 0;  // same velocity in the chassis frame (forward, left)
   double yaw_rate = 0;
+  // Acceleration of the reference point in the chassis frame (forward, left), m/s^2, and the
+  // yaw acceleration, rad/s^2.
+  double a_long = 0, a_lat = 0, yaw_accel = 0;
+  // The reference point in WGS84 (deg, deg, m above the ellipsoid), and the origin of the
+  // East-North-Up frame x, y, z are in.
+  double lat = 0, lon = 0, alt = 0;
+  double origin_lat = 0, origin_lon = 0, origin_alt = 0;
 
   // Virtual sensors, evaluated on the corrected model.
   double sideslip_deg = 0;  // at the centre of gravity
   PerWheel tyre_fx{}, tyre_fy{}, tyre_fz{};  // N, in the tyre's road frame
   PerWheel slip_ratio{}, slip_angle_deg{};
   PerWheel suspension_travel{};  // m, positive in compression from the design position
-  PerWheel wheel_angle{}, wheel_speed{};  // spin angle (rad) and rate (rad/s) relative to the carrier
+  PerWheel wheel_spin_angle{}, wheel_speed{};  // spin angle (rad) and rate (rad/s) relative to the carrier
   double friction = 0;  // road friction the tyres compute with (estimated, or as configured)
+  double mass = 0;  // kg: the vehicle file's mass and the payload estimated (or none)
 
   // 1-sigma from the filter covariance (propagated through the model where needed).
   double std_x = 0, std_y = 0, std_yaw = 0, std_vx = 0, std_vy = 0, std_sideslip_deg = 0;
   double std_friction = -1;  // -1: the friction is not estimated
+  // 1-sigma of every other published virtual sensor and of the accelerations, propagated from
+  // the covariance through each output's Jacobian (estimation/output_sigma.hpp); -1: unknown.
+  PerWheel std_tyre_fx{}, std_tyre_fy{}, std_tyre_fz{}, std_slip_ratio{}, std_slip_angle_deg{};
+  PerWheel std_suspension_travel{}, std_wheel_spin_angle{}, std_wheel_speed{};
+  double std_a_long = -1, std_a_lat = -1, std_yaw_accel = -1;
 
   bool valid = false;  // all of `validity` and no fault that invalidates the estimate
   Validity validity{};
   std::uint32_t faults = 0;
   std::uint64_t resets = 0;
   std::array<SensorHealth, kSensorKindCount> sensors{};
+  std::array<Calibration, kCalibrationCount> calibration{};
 
   // Latency, microseconds: newest frame used -> step start, step compute, step end -> sent.
   // The estimator fills the first two; the publisher fills step_to_send_us just before the

@@ -41,6 +41,18 @@ enum class Channel : std::uint8_t {
   gnss_std_lon,
   gnss_std_alt,
   gnss_fix_quality,  // 0 none, 1 GPS, 2 DGPS, 4 RTK fixed, 5 RTK float (NMEA GGA)
+  // What a production car's ABS/ESC, steering and powertrain units broadcast (issue 20):
+  wheel_speed_fl,  // rad/s of spin, or m/s at the ECU's rolling radius (the mapping's unit says which)
+  wheel_speed_fr,
+  wheel_speed_rl,
+  wheel_speed_rr,
+  vehicle_speed,  // m/s, the ABS reference speed (from the wheels)
+  steering_wheel_angle,  // rad at the steering wheel, positive to the left
+  steering_wheel_rate,  // rad/s at the steering wheel
+  engine_torque,  // N*m at the engine or motor shaft
+  gear,  // the gear engaged, as the bus codes it (observer.driveline.gear_ratios says each ratio)
+  brake_master_pressure,  // Pa in the master cylinder
+  brake_switch,  // 0 released, else pressed
   count
 };
 
@@ -79,7 +91,18 @@ inline constexpr std::array<std::string_view, kChannelCount> kChannelNames = {"a
                                                                               "gnss_std_lat",
                                                                               "gnss_std_lon",
                                                                               "gnss_std_alt",
-                                                                              "gnss_fix_quality"};
+                                                                              "gnss_fix_quality",
+                                                                              "wheel_speed_fl",
+                                                                              "wheel_speed_fr",
+                                                                              "wheel_speed_rl",
+                                                                              "wheel_speed_rr",
+                                                                              "vehicle_speed",
+                                                                              "steering_wheel_angle",
+                                                                              "steering_wheel_rate",
+                                                                              "engine_torque",
+                                                                              "gear",
+                                                                              "brake_master_pressure",
+                                                                              "brake_switch"};
 
 inline constexpr std::string_view channel_name(Channel c) { return kChannelNames[static_cast<std::size_t>(c)]; }
 

@@ -19,11 +19,14 @@
 #include "mbobserver/core/estimate.hpp"
 #include "mbobserver/core/json_reader.hpp"
 #include "mbobserver/core/measurement.hpp"
+#include "mbobserver/estimation/aiding/bus_inputs.hpp"
 #include "mbobserver/estimation/aiding/gnss.hpp"
 #include "mbobserver/estimation/aiding/imu.hpp"
 #include "mbobserver/estimation/aiding/model_inputs.hpp"
 #include "mbobserver/estimation/aiding/wheel_hall.hpp"
+#include "mbobserver/estimation/aiding/wheel_speed.hpp"
 #include "mbobserver/estimation/observer.hpp"
+#include "mbobserver/estimation/output_sigma.hpp"
 #include "mbobserver/models/vehicle.hpp"
 #include "mbobserver/models/vehicle_outputs.hpp"
 
@@ -50,6 +53,8 @@ struct VehicleObserverConfig {
   WheelSensorConfig wheels;
   ValidityConfig validity;
   InputsConfig inputs;
+  aiding::WheelSpeedConfig wheel_speeds;  // a production bus's wheel speeds
+  aiding::BusInputsConfig bus_inputs;  // its steering-wheel angle, engine torque, master pressure
 };
 
 // Reads the "observer" section for `vehicle` (observed coordinates by name: x y z yaw pitch
@@ -101,10 +106,26 @@ class VehicleObserver {
   static SensorKind kind_of(const ScalarMeasurement& m) { return aiding::MeasurementRows::kind(m); }
   // ENU <-> geodetic of the origin in use (valid once started).
   const GeographicLib::LocalCartesian& geodesy() const { return gnss_.geodesy(); }
+  // The sensor parameters it estimates (the error state's sensor block, in order), their values
+  // and 1-sigma now.
+  const std::vector<aiding::SensorParameter>& sensor_parameters() const { return parameters_; }
+  double parameter_value(int k) const { return obs_->sensor_parameters()[k]; }
+  double parameter_std(int k) const;
+  // Starts parameter `name` from a value learned before (a saved calibration) with its 1-sigma,
+  // the variance grown by the parameter's random walk over `age_s` (never above its initial
+  // one). False when it does not estimate such a parameter.
+  bool restore_parameter(std::string_view name, double value, double std, double age_s);
+  // The observer's positions and velocities and the covariance of the kinematic error block
+  // [z, zd] in physical terms: wheels whose scale is estimated are spun as their Hall sensors
+  // count them (angle counts + s (theta - model), rate s theta_dot), with the scale's
+  // uncertainty carried into their variance (what a truth is compared with).
+  void physical_kinematics(mb::State& out, Eigen::MatrixXd& P) const;
 
  private:
   void gather(double t);
   void account(double t);
+  // Index of model input `slot` among the estimated inputs (the error state's input block), -1.
+  int input_index(int slot) const;
   void reinitialise(double t, std::uint32_t why);
   void fill_record(double t);
 
@@ -115,7 +136,15 @@ class VehicleObserver {
   aiding::GnssAiding gnss_;
   aiding::ImuAiding imu_;
   aiding::WheelHallAiding wheels_;
+  aiding::WheelSpeedAiding wheel_speeds_;
+  aiding::BusInputs bus_inputs_;
+  double dt_ = 0;
   std::unique_ptr<MbObserver> obs_;
+  std::unique_ptr<OutputSigma> sigma_;
+  std::vector<aiding::SensorParameter> parameters_;
+  std::vector<std::size_t> calibration_index_;  // of each parameter in EstimateRecord::calibration
+  mutable std::vector<double> kin_scale_, kin_coef_;
+  mutable std::vector<int> kin_param_;
   bool started_ = false;
 
   aiding::MeasurementRows rows_;

@@ -50,8 +50,17 @@ class SensorSim {
  public:
   SensorSim(const models::Vehicle& truth, const SensorSimConfig& c, std::uint64_t seed);
 
-  // Samples due at time t (after the truth stepped to t), appended to `out`.
+  // The truth's state at the start: the Hall sensors' angles begin at its spin angles.
+  void start(const mb::State& truth);
+  // Samples due at time t (after the truth stepped to t), appended to `out`. Call it after
+  // every step of the truth: the Hall sensors integrate the wheels' spin rates over each step.
+  // Without start(), the first call starts the sensors at that state.
   void sample(double t, const mb::State& truth, const models::VehicleInputs& inputs, std::vector<Measurement>& out);
+
+  // The angle (rad) each Hall sensor has turned to: the integral of the wheel's spin rate
+  // relative to its carrier, exact for the rate's cubic Hermite interpolant through the
+  // truth's rates and accelerations at the steps, independent of the model's own angle.
+  const std::array<double, 4>& wheel_angles() const { return angle_; }
 
   const SensorSimConfig& config() const { return c_; }
   const GeographicLib::LocalCartesian& geodesy() const { return enu_; }
@@ -64,6 +73,9 @@ class SensorSim {
   std::normal_distribution<double> normal_{0.0, 1.0};
   GeographicLib::LocalCartesian enu_;
   long next_imu_ = 0, next_wheel_ = 0, next_gnss_ = 0, next_inputs_ = 0;
+  bool started_ = false;
+  double last_t_ = 0;
+  std::array<double, 4> angle_{}, rate_{}, accel_{};  // Hall angles; spin rates and accelerations at last_t_
   models::VehicleOutputs out_;
 };
 

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "mbobserver/estimation/vehicle_observer.hpp"
+#include "mbobserver/experiment/production_bus.hpp"
 #include "mbobserver/experiment/runner.hpp"
 #include "mbobserver/experiment/sensor_sim.hpp"
 #include "mbobserver/models/manoeuvres.hpp"
@@ -27,6 +28,7 @@ struct VehicleScenario {
   double truth_mu = std::numeric_limits<double>::quiet_NaN(), model_mu = std::numeric_limits<double>::quiet_NaN();
   models::ManoeuvreSpec manoeuvre;
   SensorSimConfig sensors;
+  std::optional<ProductionBusConfig> production_bus;  // the bus of a production car instead
   est::VehicleObserverConfig observer;
   bool start_from_truth = true;  // false: the observer starts from the first GNSS fix
   double sideslip_min_speed = 5;  // m/s, sideslip is scored above it
@@ -57,6 +59,7 @@ class TruthDrive {
   models::VehicleOutputs o_{};
   models::VehicleInputs in_{};
   SensorSim sim_;
+  std::optional<ProductionBusSim> bus_;
   double t_ = 0;
 };
 

@@ -12,18 +12,25 @@
 //                       channel dir id [symbolic name] BRS ESI DLC DataLength data...
 //   End TriggerBlock
 //
-// Channels are numbered from 1 in the file; CanFrame::channel is the file's number - 1 (as
-// python-can does). In CANFD lines the Flags field (the BLF CAN_FD_MESSAGE_64 flags) tells
-// an FD frame (EDL, 0x1000) from a classic one logged on an FD channel, and marks remote
-// frames (0x0010). Status, statistic, J1939TP, TxRq and other events are skipped; a line that
-// has the shape of a frame but cannot be read is bad.
+// Frame times are in the log's clock: the file's times plus the start its "date" line (or the
+// last "Begin Triggerblock" line, as python-can reads it) gives, as UNIX time in the local time
+// zone; 0 without a readable date. Channels are numbered from 1 in the file; CanFrame::channel is the file's number - 1
+// (as python-can does). In CANFD lines the Flags field (the BLF CAN_FD_MESSAGE_64 flags) tells an FD frame (EDL,
+// 0x1000) from a classic one logged on an FD channel, and marks remote frames (0x0010). Status, statistic, J1939TP,
+// TxRq and other events are skipped; a line that has the shape of a frame but cannot be read is bad.
 #pragma once
 
+#include <optional>
 #include <string_view>
 
 #include "mbobserver/io/can_frame.hpp"
 
 namespace mbo::io {
+
+// The date of a "date" or "Begin Triggerblock" line ("Sat Sep 30 15:06:13.191 2017", "Thu Nov
+// 14 10:13:20.002 pm 2023"; English or German month names) as UNIX time, read in the local
+// time zone as the writer wrote it; nullopt if it is not such a date.
+std::optional<double> parse_asc_date(std::string_view text);
 
 class AscParser {
  public:
@@ -48,6 +55,7 @@ class AscParser {
   bool decimal_ = false;
   bool relative_ = false;
   double last_t_ = 0;
+  double start_ = 0;  // UNIX time of the measurement's start ("date", "Begin Triggerblock")
   std::string_view error_;
 };
 

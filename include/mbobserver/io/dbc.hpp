@@ -90,8 +90,28 @@ struct DbcMessage {
 };
 
 struct DbcWarning {
+  std::string file;  // the DBC file it is about
   std::size_t line = 0;
   std::string message;
+  std::string text() const { return file + ":" + std::to_string(line) + ": " + message; }
+};
+
+// A message or signal left out of a forgiving load, and why (so that a configuration that maps
+// it can say so).
+struct DbcSkipped {
+  std::string file;
+  std::size_t line = 0;
+  std::string message;  // its name, if it could be read
+  std::string signal;  // empty: the whole message
+  std::string reason;
+};
+
+// How a DBC is read. Forgiving (the default, like cantools' non-strict mode): a malformed
+// message or signal is left out with one warning naming file, line and reason, and two vendor
+// quirks are accepted with a warning (a 29-bit id written without bit 31 when it is > 0x7FF; a
+// lone "m" multiplexer indicator read as "M"). Strict: each of these is a DbcError.
+struct DbcOptions {
+  bool strict = false;
 };
 
 struct Dbc {
@@ -100,9 +120,12 @@ struct Dbc {
   std::vector<std::string> nodes;
   std::vector<DbcMessage> messages;
   std::vector<DbcWarning> warnings;  // skipped statements, references to unknown objects
+  std::vector<DbcSkipped> skipped;  // entries a forgiving load left out
 
   const DbcMessage* find(std::uint32_t id, bool extended) const;
   const DbcMessage* find(std::string_view message_name) const;
+  // Why a message (or one of its signals) was left out; null when it was not.
+  const DbcSkipped* skipped_entry(std::string_view message_name, std::string_view signal_name = {}) const;
 };
 
 // A DBC that cannot be used: "file:line: message". A ConfigError, so programs exit with 2.
@@ -111,16 +134,19 @@ class DbcError : public ConfigError {
   using ConfigError::ConfigError;
 };
 
-// Parses DBC text; `name` is used in messages. Throws DbcError for what would make decoding
-// wrong (a malformed BO_/SG_/SIG_VALTYPE_/SG_MUL_VAL_, an impossible layout, ambiguous
-// multiplexing, a duplicate message id); records a warning and goes on for the rest.
-Dbc parse_dbc(std::string_view text, const std::string& name);
+// Parses DBC text; `name` is used in messages. What would make decoding wrong (a malformed
+// BO_/SG_/SIG_VALTYPE_/SG_MUL_VAL_, an impossible layout, ambiguous multiplexing, a duplicate
+// message id or signal name) leaves that message or signal out with a warning, or with
+// `options.strict` throws DbcError; the rest (comments, attributes, unknown statements) is a
+// warning either way.
+Dbc parse_dbc(std::string_view text, const std::string& name, const DbcOptions& options = {});
 
 // Reads and parses a file; an unreadable file is a DbcError too.
-Dbc load_dbc(const std::filesystem::path& file);
+Dbc load_dbc(const std::filesystem::path& file, const DbcOptions& options = {});
 
 // Merges several databases into one (for a bus described by more than one file); a message
-// id or name defined twice is a DbcError naming both files.
-Dbc merge_dbcs(std::vector<Dbc> parts);
+// id or name defined twice keeps the first with a warning naming both files, or with
+// `options.strict` is a DbcError.
+Dbc merge_dbcs(std::vector<Dbc> parts, const DbcOptions& options = {});
 
 }  // namespace mbo::io

@@ -29,6 +29,9 @@ struct ChannelUnit {
   std::string_view name;  // "rad/s", "deg", "count", ...
 };
 ChannelUnit channel_unit(Channel c);
+// A second dimension a channel accepts (wheel speeds: m/s at the rolling radius besides rad/s
+// of spin); the mapping's unit decides which one its values are in.
+std::optional<ChannelUnit> alternative_channel_unit(Channel c);
 
 std::string_view dimension_name(Dimension d);  // "an angular rate", ...
 

@@ -79,6 +79,15 @@ class ModelBuilder {
   void coordinate_spring_damper(const CoordinateSpringDamper& s);
   void coordinate_force(const CoordinateForce& f);
   void custom_force(std::shared_ptr<const CustomForce> f);
+  // An axisymmetric rotor of polar moment J spinning by the angle `theta` about e2 x e1 of
+  // the carrier vectors e1, e2 (Rotor in model.hpp); the carrier body keeps the rotor's
+  // whole inertia tensor.
+  void rotor(int theta, int e1, int e2, double J);
+
+  // Mass the input (kg) adds: a point mass at `local` on a body (a payload), or the body's own
+  // mass and inertia scaled with its mass (`local` unused). Zero input: the model as built.
+  void point_mass_input(int body, const Vector3d& local, int input);
+  void body_mass_input(int body, int input);
 
   void independent(const std::vector<int>& slots);
 
@@ -97,6 +106,12 @@ class ModelBuilder {
                  ScalarKind sk = ScalarKind::other);
   void add_constraint(ConstraintKind kind, int index, int rows, const std::string& label);
 
+  struct MassInput {
+    int body, input;
+    bool point;
+    Vector3d local;
+  };
+  std::vector<MassInput> mass_inputs_;
   Model m_;
   std::vector<double> q_init_, c_init_;
   std::vector<int> entity_q_slot_;  // provisional: slots assigned in build()

@@ -6,11 +6,13 @@
 //             orientation constraints (u v w = Rz(yaw) Ry(pitch) Rx(roll)), so that an
 //             observer corrects yaw, pitch and roll directly (Sinigaglia 2016 4.2.4);
 //   wheels    centre C on a strut: a line through a chassis point along a chassis-fixed axis,
-//             with the travel s (+ bump) as its distance coordinate; the wheel triad (axle a,
+//             with the travel s (+ bump) as its distance coordinate; the carrier triad (axle a,
 //             radial r, s) as combinations of u, v, w with cos/sin factors of the steering
 //             angle delta (front; driven from the steering input through the Ackermann
-//             geometry) and of the spin angle theta, which is measured relative to the carrier,
-//             so drive and brake torques on theta react on the chassis;
+//             geometry); the wheel turns relative to the carrier by the spin angle theta, a
+//             rotor coordinate (mb::Rotor: the spin's inertia and its gyroscopic coupling to
+//             the carrier), so drive and brake torques on theta react on the chassis and the
+//             angle advances by the integral of its rate (what a Hall sensor counts);
 //   masses    the chassis (sprung mass, its inertia tensor about P0) and one body per wheel
 //             holding the whole unsprung mass at C (wheel, tyre, carrier, half the links) with
 //             the spin inertia of the rotating parts; kinematic camber and toe are constant.
@@ -51,6 +53,7 @@ struct VehicleInputIndex {
       steer_accel{-1, -1, -1, -1};  // front wheels only
   std::array<int, kWheels> drive{}, brake{};
   int mu = -1, wind_x = -1, wind_y = -1;
+  int payload_front = -1, payload_rear = -1;  // kg at VehicleParams::payload_front(), payload_rear()
 };
 
 struct Vehicle {
@@ -89,6 +92,7 @@ struct VehicleInputs {
   std::array<double, kWheels> brake_pressure{};  // Pa; torque = pressure * axle gain
   double mu = std::numeric_limits<double>::quiet_NaN();  // friction override; NaN: the tyres' own
   double wind_x = 0, wind_y = 0;  // air velocity over ground (m/s, ENU)
+  double payload_front = 0, payload_rear = 0;  // kg added at the payload points
 };
 
 // Writes the inputs into s.u: the steering through the Ackermann geometry (+ static toe), rates

@@ -78,6 +78,13 @@ struct VehicleParams {
   int newton_max_iterations = 30;
   double penalty_ratio = 100;
 
+  // Where a payload sits (vehicle frame): the front seats and the rear seats or boot, at the
+  // sprung CG's height. The model carries a point mass at each whose mass is an input
+  // (payload_front, payload_rear, kg; 0 as built), so that the observer can estimate the load
+  // a car carries and where: any mass and CG x between the two points.
+  Eigen::Vector3d payload_front() const { return {axles[0].x_m - 0.35 * wheelbase(), 0, cg_m.z()}; }
+  Eigen::Vector3d payload_rear() const { return {axles[1].x_m, 0, cg_m.z()}; }
+
   double wheelbase() const { return axles[0].x_m - axles[1].x_m; }
   double total_mass() const { return mass_kg + 2 * (axles[0].unsprung_mass_kg + axles[1].unsprung_mass_kg); }
   // Centre of gravity of the whole vehicle at design, with the unsprung masses at the wheel

@@ -16,7 +16,9 @@
 
 namespace mbo::runtime {
 
-inline constexpr std::string_view kEstimateSchema = "mbobserver.estimate/1";
+// 2: wheel_angle renamed wheel_spin_angle; lat/lon/alt, the origin, the accelerations and the
+// virtual sensors' 1-sigma added (issue 20).
+inline constexpr std::string_view kEstimateSchema = "mbobserver.estimate/2";
 inline constexpr std::string_view kStatusSchema = "mbobserver.status/1";
 inline constexpr std::string_view kSummarySchema = "mbobserver.summary/1";
 

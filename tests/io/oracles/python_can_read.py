@@ -17,7 +17,7 @@ import can
 def main():
     out = {"files": []}
     for path in sys.argv[2:]:
-        reader = can.ASCReader(path) if path.endswith(".asc") else can.CanutilsLogReader(path)
+        reader = can.ASCReader(path, relative_timestamp=False) if path.endswith(".asc") else can.CanutilsLogReader(path)
         frames = []
         for m in reader:
             frames.append({

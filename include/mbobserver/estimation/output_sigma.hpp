@@ -1,0 +1,57 @@
+// The 1-sigma of every published virtual sensor (issue 20), propagated from the filter's
+// covariance through the output's Jacobian: var(y_i) = J_i P J_i', with J = dy/de over every
+// entry e of the error state (ErrorStateLayout: z, zd, FE's accel, the estimated inputs).
+//
+// J is taken by finite differences of the output function (models::vehicle_outputs and the
+// reference point's acceleration) about the corrected model, each column by moving the model
+// as the filter's correction would move it by a step of 0.1 sigma of that entry:
+//   z_j     q += h R_j, qd += h Rdot_j, qdd += h R A21_j      (R, Rdot: the observed columns)
+//   zd_j    qd += h R_j,                qdd += h R A22_j
+//   accel_k qdd += h R_(forced k)                              (FE's acceleration error)
+//   input_k u += h,                     qdd += h R B_k         (the road friction)
+// where A21, A22, B are FE's model Jacobians dzdd/dz, dzdd/dzd, dzdd/du (without them the
+// accelerations have no sigma: -1). One column is refreshed per step, in turn, so J is at most
+// size() steps old (38 ms for the shipped filter: 19 entries); the variances are J P J' every
+// step. Nothing is allocated after construction. What the error state does not hold (the
+// travels, pitch and roll left to the model) has no part in these sigmas: travel's and the
+// loads' sigmas are a lower bound.
+#pragma once
+
+#include <Eigen/Dense>
+
+#include "mbobserver/core/estimate.hpp"
+#include "mbobserver/estimation/observer.hpp"
+#include "mbobserver/models/vehicle.hpp"
+#include "mbobserver/models/vehicle_outputs.hpp"
+
+namespace mbo::est {
+
+class OutputSigma {
+ public:
+  // The outputs, in this order: per wheel Fx, Fy, Fz, slip ratio, slip angle (deg), travel,
+  // spin angle, spin rate (8 x 4), then a_long, a_lat, yaw_accel.
+  static constexpr int kOutputs = 8 * 4 + 3;
+
+  OutputSigma(const models::Vehicle& vehicle, const MbObserver& observer);
+
+  // After the step's correction: refreshes one column of J about the model's state and
+  // writes the sigmas into `r` (before any inflation). `base`: the outputs of that state.
+  void update(const MbObserver& observer, const models::VehicleOutputs& base, EstimateRecord& r);
+  // A new start: J is rebuilt from scratch (columns not yet taken are zero: sigma -1 meanwhile).
+  void restart() {
+    J_.setZero();
+    taken_ = 0;
+  }
+
+ private:
+  void outputs(const mb::State& s, const models::VehicleOutputs& o, Eigen::Ref<Eigen::VectorXd> y) const;
+
+  const models::Vehicle& v_;
+  int columns_ = 0, next_ = 0, taken_ = 0;
+  Eigen::MatrixXd J_, JP_;
+  Eigen::VectorXd y0_, y1_, var_, dqdd_;
+  mb::State ps_;
+  models::VehicleOutputs po_;
+};
+
+}  // namespace mbo::est

@@ -1,0 +1,92 @@
+#include "mbobserver/estimation/output_sigma.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace mbo::est {
+namespace {
+constexpr double kDeg = M_PI / 180;
+}  // namespace
+
+OutputSigma::OutputSigma(const models::Vehicle& vehicle, const MbObserver& observer) : v_(vehicle) {
+  columns_ = observer.filter().size();
+  J_ = Eigen::MatrixXd::Zero(kOutputs, columns_);
+  JP_ = Eigen::MatrixXd::Zero(kOutputs, columns_);
+  y0_ = Eigen::VectorXd::Zero(kOutputs);
+  y1_ = Eigen::VectorXd::Zero(kOutputs);
+  var_ = Eigen::VectorXd::Zero(kOutputs);
+  dqdd_ = Eigen::VectorXd::Zero(vehicle.model.nq);
+  ps_ = observer.state();
+}
+
+void OutputSigma::outputs(const mb::State& s, const models::VehicleOutputs& o, Eigen::Ref<Eigen::VectorXd> y) const {
+  for (int w = 0; w < 4; ++w) {
+    const auto& ow = o.wheel[w];
+    y[w] = ow.Fx, y[4 + w] = ow.Fy, y[8 + w] = ow.Fz, y[12 + w] = ow.slip_ratio;
+    y[16 + w] = ow.slip_angle / kDeg, y[20 + w] = ow.travel, y[24 + w] = ow.spin_angle, y[28 + w] = ow.spin_rate;
+  }
+  // the reference point's acceleration in the chassis frame: R' qdd(P0)
+  const Eigen::Vector3d a = models::chassis_rotation(v_, s.q).transpose() * s.qdd.segment<3>(v_.P0);
+  y[32] = a.x(), y[33] = a.y(), y[34] = s.qdd[v_.yaw];
+}
+
+void OutputSigma::update(const MbObserver& obs, const models::VehicleOutputs& base, EstimateRecord& r) {
+  const auto& L = obs.layout();
+  const auto& P = obs.filter().covariance();
+  const auto& s = obs.state();
+  const auto& ws = obs.workspace();
+  const auto& observed = obs.observed();
+  outputs(s, base, y0_);
+
+  // One column: move the model by a tenth of the entry's sigma, as the correction would.
+  const int c = next_;
+  next_ = (next_ + 1) % columns_;
+  const double h = std::max(0.1 * std::sqrt(std::max(P(c, c), 0.0)), 1e-7);
+  ps_.q = s.q;
+  ps_.qd = s.qd;
+  ps_.qdd = s.qdd;
+  ps_.u = s.u;
+  dqdd_.setZero();
+  const bool fe = obs.filter().force_error() && obs.settings().jacobian_period > 0;
+  auto add_dzdd = [&](const Eigen::MatrixXd& A, int col, double scale) {  // qdd += R A_col scale
+    for (int j = 0; j < L.observed; ++j) dqdd_ += (scale * A(j, col)) * ws.R.col(observed[j]);
+  };
+  if (c < L.zd().offset) {
+    const int j = c;
+    ps_.q += h * ws.R.col(observed[j]);
+    ps_.qd += h * ws.Rdot.col(observed[j]);
+    if (fe) add_dzdd(obs.jacobian_position(), j, h);
+  } else if (c < L.accel().offset) {
+    const int j = c - L.zd().offset;
+    ps_.qd += h * ws.R.col(observed[j]);
+    if (fe) add_dzdd(obs.jacobian_velocity(), j, h);
+  } else if (c < L.input().offset) {
+    const int k = c - L.accel().offset;
+    dqdd_ += h * ws.R.col(observed[obs.filter().forced()[k]]);
+  } else {
+    const int k = c - L.input().offset;
+    ps_.u[obs.settings().estimated_inputs[k]] += h;
+    if (fe) add_dzdd(obs.input_jacobian(), k, h);
+  }
+  ps_.qdd += dqdd_;
+  models::vehicle_outputs(v_, ps_, po_);
+  outputs(ps_, po_, y1_);
+  J_.col(c) = (y1_ - y0_) / h;
+  taken_ = std::min(taken_ + 1, columns_);
+
+  // var = diag(J P J')
+  JP_.noalias() = J_ * P;
+  var_ = JP_.cwiseProduct(J_).rowwise().sum();
+  auto sd = [&](int i) { return taken_ < columns_ ? -1.0 : std::sqrt(std::max(var_[i], 0.0)); };
+  for (int w = 0; w < 4; ++w) {
+    r.std_tyre_fx[w] = sd(w), r.std_tyre_fy[w] = sd(4 + w), r.std_tyre_fz[w] = sd(8 + w);
+    r.std_slip_ratio[w] = sd(12 + w), r.std_slip_angle_deg[w] = sd(16 + w);
+    r.std_suspension_travel[w] = sd(20 + w), r.std_wheel_spin_angle[w] = sd(24 + w);
+    r.std_wheel_speed[w] = sd(28 + w);
+  }
+  r.std_a_long = fe ? sd(32) : -1;
+  r.std_a_lat = fe ? sd(33) : -1;
+  r.std_yaw_accel = fe ? sd(34) : -1;
+}
+
+}  // namespace mbo::est
