@@ -120,6 +120,7 @@ TruthDrive::TruthDrive(const VehicleScenario& sc, std::uint64_t seed)
   in_ = models::manoeuvre_inputs(sc.manoeuvre, *sc.truth, o_, driver_, 0, sc.dt);
   s_ = models::start_vehicle(*sc.truth, ws_, sc.manoeuvre.start, in_);
   models::vehicle_outputs(*sc.truth, s_, o_);
+  sim_.start(s_, in_);
 }
 
 void TruthDrive::advance(std::vector<Measurement>& out) {

@@ -56,23 +56,29 @@ int main(int argc, char** argv) {
     while (!drive.done()) {
       meas.clear();
       drive.advance(meas);
-      fresh.fill(false);
-      for (const auto& m : meas) {
-        values[static_cast<std::size_t>(m.channel)] = m.value;
-        fresh[static_cast<std::size_t>(m.channel)] = true;
-      }
-      const double t = epoch + drive.t();
-      // A message goes on the bus when one of its signals has a new sample.
-      for (const auto& f : tx) {
-        bool any = false;
-        for (auto mi : f.mappings) any = any || fresh[static_cast<std::size_t>(map.mappings()[mi].channel)];
-        if (!any) continue;
-        if (!map.encode(f, values, t, frame)) ++clamped;
-        writer.write(frame, interface);
-        ++frames;
+      // The samples arrive in the order of their receive stamps; those with one stamp left the
+      // sensors together. A message goes on the bus, stamped so, when one of its signals has a
+      // new sample.
+      for (std::size_t first = 0; first < meas.size();) {
+        std::size_t last = first;
+        fresh.fill(false);
+        for (; last < meas.size() && meas[last].t == meas[first].t; ++last) {
+          values[static_cast<std::size_t>(meas[last].channel)] = meas[last].value;
+          fresh[static_cast<std::size_t>(meas[last].channel)] = true;
+        }
+        const double t = epoch + meas[first].t;
+        for (const auto& f : tx) {
+          bool any = false;
+          for (auto mi : f.mappings) any = any || fresh[static_cast<std::size_t>(map.mappings()[mi].channel)];
+          if (!any) continue;
+          if (!map.encode(f, values, t, frame)) ++clamped;
+          writer.write(frame, interface);
+          ++frames;
+        }
+        first = last;
       }
       char tbuf[32];
-      std::snprintf(tbuf, sizeof tbuf, "%.6f", t);  // log time: microseconds, as candump
+      std::snprintf(tbuf, sizeof tbuf, "%.6f", epoch + drive.t());  // log time: microseconds, as candump
       csv << tbuf;
       for (const auto* q : columns) csv << "," << q->value(*sc.truth, drive.state(), drive.outputs());
       csv << "\n";
