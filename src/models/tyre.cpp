@@ -167,7 +167,7 @@ void evaluate_tyre(const TyreModel& m, const Road& road, double mu, double brake
     double exn = ex.norm();
     c.ex = exn > 1e-9 ? Vector3d(ex / exn) : Vector3d(n.unitOrthogonal());
     c.ey = n.cross(c.ex);
-    c.effective_radius = p.effective_radius(pen);
+    c.effective_radius = p.effective_radius(pen, k.Cd.dot(c.ex));
     // Velocity of the wheel's material point Pe at the effective rolling radius below the
     // centre: Pe = C + ea a + er r + es s with its local coordinates e = arm . (a, r, s), so
     // v = C_dot + ea a_dot + er r_dot + es s_dot, linear in qd (Sinigaglia 2016 eq. (29)); on the

@@ -28,10 +28,12 @@ int main(int argc, char** argv) {
   app.add_option("--epoch", epoch, "UNIX time of the scenario's t = 0 in the log")->capture_default_str();
   app.add_option("--interface", interface, "interface name written in the log")->capture_default_str();
   return mbo::run_program(app, argc, argv, common, [&] {
-    auto sc = mbo::exp::load_vehicle_scenario(scenario);
+    const auto nominal = mbo::exp::load_vehicle_scenario(scenario);
     auto root = mbo::JsonReader::from_file(config);
     auto map = mbo::io::SignalMap::from_config(root.at("can"));
-    if (seed == 0) seed = sc.seed;
+    if (seed == 0) seed = nominal.seed;
+    // the car and sensors this seed draws (the scenario's "perturb" block)
+    const auto sc = mbo::exp::realise_scenario(nominal, seed);
     std::FILE* log = std::fopen(candump.c_str(), "wb");
     if (!log) throw mbo::ConfigError(candump + ": cannot write");
     std::ofstream csv(truth);
