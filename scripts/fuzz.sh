@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 budget=${MBO_FUZZ_SECONDS:-25}
 jobs=${MBO_JOBS:-$(nproc)}
-targets=(dbc candump asc nmea config vehicle scenario)
+targets=(dbc candump asc nmea config vehicle scenario calibration)
 
 CC=clang CXX=clang++ cmake -S fuzz -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build-fuzz -j"$jobs" >/dev/null

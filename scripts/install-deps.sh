@@ -7,7 +7,7 @@ packages=(
   build-essential cmake pkg-config
   libeigen3-dev libboost-dev libspdlog-dev nlohmann-json3-dev libsocketcan-dev
   libgtest-dev libgmock-dev libbenchmark-dev libgeographiclib-dev libcli11-dev
-  libsystemd-dev libsuitesparse-dev libsimbody-dev
+  libsystemd-dev libsuitesparse-dev libsimbody-dev libssl-dev
   python3 python3-can python3-canmatrix python3-jsonschema can-utils
   gnuplot-nox python3-matplotlib
   python3-distributed python3-dask python3-tqdm python3-psutil util-linux

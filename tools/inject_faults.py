@@ -11,6 +11,8 @@ Faults (applied in order):
   glitch:SIG:VALUE:T0:DUR    SIG set to VALUE ("max", "min" for the DBC range, or a number)
                              in every frame from T0 for DUR seconds
   freeze:SIG:T0:DUR          SIG held at its value at T0 for DUR seconds (a frozen counter)
+  offset:SIG:VALUE:T0:DUR    VALUE added to SIG from T0 for DUR seconds (a sensor's bias; DUR
+                             "inf" for the rest of the log)
   nan:SIG:T0:DUR             a float SIG set to NaN (inf: to +Inf) over [T0, T0 + DUR)
   inf:SIG:T0:DUR
   drop:MSG:T0:DUR            no frame of message MSG over [T0, T0 + DUR) (a sensor that stops)
@@ -136,6 +138,9 @@ def apply(log, dbc, spec):
         sig, t0, dur = a[0], float(a[1]), float(a[2])
         held = []
         edit_signal(log, dbc, sig, t0, t0 + dur, lambda v: held[0] if held else held.append(v) or v)
+    elif kind == "offset":
+        sig, value, t0, dur = a[0], float(a[1]), float(a[2]), float(a[3])
+        edit_signal(log, dbc, sig, t0, t0 + dur, lambda v: v + value)
     elif kind in ("nan", "inf"):
         sig, t0, dur = a[0], float(a[1]), float(a[2])
         _, s = dbc.signal(sig)

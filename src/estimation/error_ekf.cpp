@@ -40,7 +40,8 @@ ErrorEkf::ErrorEkf(int n, const ErrorEkfSettings& s, double dt) : settings_(s), 
       throw std::invalid_argument("force error: coordinates must be distinct observed ones, in order");
   const int m = static_cast<int>(forced.size());
   const int r = static_cast<int>(settings_.input_rate_noise.size());
-  layout_ = {n, m, r};
+  const int ns = static_cast<int>(settings_.sensor_rate_noise.size());
+  layout_ = {n, m, r, ns};
   const auto& L = layout_;
   const int N = L.size();
   auto check = [&](const std::vector<double>& v, const char* what, int size) {
@@ -60,6 +61,10 @@ ErrorEkf::ErrorEkf(int n, const ErrorEkfSettings& s, double dt) : settings_(s), 
     for (double x : s.initial_std_p)  // also the ceiling of its variance: 0 would pin it
       if (!(x > 0)) throw std::invalid_argument("initial std of the estimated inputs: must be > 0");
   }
+  check(s.initial_std_s, "initial std of the sensor parameters", ns);
+  check(s.sensor_rate_noise, "plant noise (sensor parameter rate)", ns);
+  for (double x : s.initial_std_s)
+    if (!(x > 0)) throw std::invalid_argument("initial std of the sensor parameters: must be > 0");
   // Continuous model: d/dt [dz, dzd, da] = [dzd, da, w_a], with w on dzd as well.
   MatrixXd Fc = MatrixXd::Zero(N, N), Q = MatrixXd::Zero(N, N);
   for (int i = 0; i < n; ++i) {
@@ -71,6 +76,7 @@ ErrorEkf::ErrorEkf(int n, const ErrorEkfSettings& s, double dt) : settings_(s), 
     Q(L.accel(k), L.accel(k)) = s.accel_rate_noise[k];
   }
   for (int k = 0; k < r; ++k) Q(L.input(k), L.input(k)) = s.input_rate_noise[k];
+  for (int k = 0; k < ns; ++k) Q(L.sensor(k), L.sensor(k)) = s.sensor_rate_noise[k];
   F_ = (Fc * dt).exp();
   W_ = van_loan(Fc, Q, dt);
   P0_ = MatrixXd::Zero(N, N);
@@ -80,6 +86,7 @@ ErrorEkf::ErrorEkf(int n, const ErrorEkfSettings& s, double dt) : settings_(s), 
   }
   for (int k = 0; k < m; ++k) P0_(L.accel(k), L.accel(k)) = s.initial_std_a[k] * s.initial_std_a[k];
   for (int k = 0; k < r; ++k) P0_(L.input(k), L.input(k)) = s.initial_std_p[k] * s.initial_std_p[k];
+  for (int k = 0; k < ns; ++k) P0_(L.sensor(k), L.sensor(k)) = s.initial_std_s[k] * s.initial_std_s[k];
   P_ = P0_;
   tmp_ = MatrixXd::Zero(N, N);
   Fj_ = F_;
@@ -143,10 +150,10 @@ void ErrorEkf::predict(const MatrixXd* A21, const MatrixXd* A22, const MatrixXd*
     P_(i, i) = std::min(P_(i, i), settings_.max_variance);
     for (int j = i + 1; j < P_.cols(); ++j) P_(i, j) = P_(j, i) = 0.5 * (P_(i, j) + P_(j, i));
   }
-  // An input nothing observes (the friction while the tyres grip far from their limit) is no
-  // less known than at the start: its row and column are scaled back, which keeps P positive.
-  for (int k = 0; k < r; ++k) {
-    const int i = p0 + k;
+  // An input or a sensor parameter nothing observes (the friction while the tyres grip far from
+  // their limit, a gyro bias while the car stands) is no less known than at the start: its row
+  // and column are scaled back, which keeps P positive.
+  for (int i = p0; i < layout_.size(); ++i) {
     if (P_(i, i) <= P0_(i, i)) continue;
     const double f = std::sqrt(P0_(i, i) / P_(i, i));
     P_.row(i) *= f;

@@ -94,11 +94,35 @@ MbObserver::MbObserver(const mb::Model& model, std::vector<std::shared_ptr<const
       throw std::invalid_argument("estimated inputs: input out of range or empty range");
   B_ = MatrixXd::Zero(n, static_cast<Eigen::Index>(r));
   input_error_ = input_base_ = VectorXd::Zero(static_cast<Eigen::Index>(r));
+  const auto ns = static_cast<std::size_t>(ekf_.sensor_parameters());
+  if (settings_.sensor_initial.size() != ns || settings_.sensor_min.size() != ns || settings_.sensor_max.size() != ns)
+    throw std::invalid_argument("sensor parameters: one value and one range per filter state");
+  for (std::size_t k = 0; k < ns; ++k)
+    if (!(settings_.sensor_min[k] <= settings_.sensor_initial[k] &&
+          settings_.sensor_initial[k] <= settings_.sensor_max[k]))
+      throw std::invalid_argument("sensor parameters: a starting value outside its range");
+  sensor_params_ = Eigen::Map<const VectorXd>(settings_.sensor_initial.data(), static_cast<Eigen::Index>(ns));
+}
+
+void MbObserver::set_sensor_parameter(int k, double value, double var) {
+  sensor_params_[k] = std::clamp(value, settings_.sensor_min[k], settings_.sensor_max[k]);
+  if (var > 0) {
+    auto& P = ekf_.covariance();
+    const int i = ekf_.layout().sensor(k);
+    P.row(i).setZero();
+    P.col(i).setZero();
+    P(i, i) = var;
+  }
 }
 
 void MbObserver::initialize(const mb::State& s) {
   s_ = s;
+  // What the filter learned of the sensors is kept across a new start of the model: a gyro's
+  // bias does not change because the model was reset.
+  const auto S = ekf_.layout().sensor();
+  tmp_s_ = ekf_.covariance().diagonal().segment(S.offset, S.size);
   ekf_.reset_covariance();
+  for (int k = 0; k < S.size; ++k) ekf_.covariance()(S.offset + k, S.offset + k) = tmp_s_[k];
   input_error_.setZero();
   jacobians_trusted_ = false;  // those of the state before: not used until new ones are taken
   steps_ = 0;
@@ -145,6 +169,7 @@ void MbObserver::jacobian_row(const Gradients& g, VectorXd& H) {
   }
   const auto& forced = ekf_.forced();
   for (int k = 0; k < L.forced; ++k) H[L.accel(k)] = hzdd_[forced[k]];
+  for (int i = 0; i < g.dp.n; ++i) H[L.sensor(g.dp.slot[i])] += g.dp.value[i];
   // An acceleration measurement sees the errors of z and zd too, through the model's own
   // dynamics: dzdd = A21 dz + A22 dzd + da (Sinigaglia 2016 eq. (66)). Without these terms a
   // velocity error (a sideslip the tyres answer with a lateral force) would be read as a
@@ -160,7 +185,7 @@ double MbObserver::predict_measurement(int sensor, int row) {
   ws_.x.head(m_.nq) = s_.q;
   ws_.xd.head(m_.nq) = s_.qd;
   xdd_.head(m_.nq) = s_.qdd;
-  MeasureContext ctx{m_, ws_.x, ws_.xd, xdd_};
+  MeasureContext ctx{m_, ws_.x, ws_.xd, xdd_, &sensor_params_};
   return sensors_.at(sensor)->measure(ctx, row, nullptr);
 }
 
@@ -201,6 +226,8 @@ void MbObserver::correct(ObserverStepReport& r) {
     //                a force along x stays along x as the mechanism moves (a "front wind").
     tmp_q_.setZero();
     for (int k = 0; k < L.forced; ++k) tmp_q_ += e[L.accel(k)] * ws_.R.col(settings_.observed[forced[k]]);
+    ws_.x.head(m_.nq) = s_.q;
+    mb::rotor_mass(m_, ws_.x, derivatives_.M);  // the rotors' part of M at this configuration
     dq_.noalias() = derivatives_.M * tmp_q_;  // M R da
     if (settings_.force_correction == ForceCorrection::inertial) {
       s_.Q_correction += dq_;
@@ -213,6 +240,9 @@ void MbObserver::correct(ObserverStepReport& r) {
     input_error_[k] += e[L.input(static_cast<int>(k))];
     apply_input_error(static_cast<int>(k));
   }
+  for (int k = 0; k < L.sensors; ++k)  // a parameter never leaves its physical range
+    sensor_params_[k] =
+        std::clamp(sensor_params_[k] + e[L.sensor(k)], settings_.sensor_min[k], settings_.sensor_max[k]);
   if (settings_.correction == Correction::position_problem) {
     for (int j = 0; j < n; ++j) s_.q[m_.z[settings_.observed[j]]] += e[L.z(j)];
     auto k = mb::solve_position(m_, s_.q, s_.u, ws_);
@@ -278,10 +308,10 @@ ObserverStepReport MbObserver::step(const std::vector<ScalarMeasurement>& measur
     ws_.x.head(m_.nq) = s_.q;
     ws_.xd.head(m_.nq) = s_.qd;
     xdd_.head(m_.nq) = s_.qdd;
-    MeasureContext ctx{m_, ws_.x, ws_.xd, xdd_};
+    MeasureContext ctx{m_, ws_.x, ws_.xd, xdd_, &sensor_params_};
     for (const auto& meas : measurements) {
       const Sensor& sensor = *sensors_.at(meas.sensor);
-      grad_.clear(m_.nq);
+      grad_.clear(m_.nq, ekf_.sensor_parameters());
       double h = sensor.measure(ctx, meas.row, &grad_);
       double nu = meas.value - h;
       if (sensor.is_angle(meas.row)) nu = wrap_angle(nu);

@@ -1,7 +1,9 @@
 // The order of a vehicle observer step; what each source contributes is in its aiding unit.
 #include "mbobserver/estimation/vehicle_observer.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "mbobserver/estimation/vehicle_record.hpp"
 
@@ -19,17 +21,94 @@ VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle,
   // An estimated friction starts from the front tyres' own (input 0 means "the tyres' own",
   // which the estimate's range would otherwise clamp); it then applies to all four tyres.
   if (!cfg_.settings.estimated_inputs.empty()) inputs_.inputs().mu = v.params.axles[0].tyre.mu;
+  // Which observed coordinates carry a force error (FE: all of them when none is named)
+  std::vector<int> forced = cfg_.settings.filter.forced;
+  if (cfg_.settings.filter.force_error && forced.empty())
+    for (int j = 0; j < static_cast<int>(cfg_.settings.observed.size()); ++j) forced.push_back(j);
+  imu_.use_accelerometers(cfg_.settings.observed, cfg_.settings.filter.force_error, forced);
+  // The sensor parameters the units estimate become the error state's sensor block.
+  aiding::SensorParameters params;
+  imu_.declare_parameters(params);
+  wheels_.declare_parameters(params);
+  gnss_.declare_parameters(params);
+  parameters_ = params.list();
+  for (const auto& p : parameters_) {
+    const auto it = std::find(kCalibrationNames.begin(), kCalibrationNames.end(), p.name);
+    if (it == kCalibrationNames.end()) throw std::logic_error("sensor parameter without a published name: " + p.name);
+    calibration_index_.push_back(static_cast<std::size_t>(it - kCalibrationNames.begin()));
+  }
+  ObserverSettings settings = cfg_.settings;
+  for (const auto& p : parameters_) {
+    settings.sensor_initial.push_back(p.initial);
+    settings.sensor_min.push_back(p.min);
+    settings.sensor_max.push_back(p.max);
+    settings.filter.initial_std_s.push_back(p.initial_std);
+    settings.filter.sensor_rate_noise.push_back(p.rate_noise);
+  }
   aiding::SensorModels models;
   gnss_.add_models(models);
   imu_.add_models(models);
   wheels_.add_models(models);
   obs_ = std::make_unique<MbObserver>(v.model, std::vector<std::shared_ptr<const Sensor>>(models.begin(), models.end()),
-                                      cfg_.settings, dt);
-  imu_.use_accelerometers(cfg_.settings.observed, cfg_.settings.filter.force_error, obs_->filter().forced());
+                                      settings, dt);
   gnss_.set_monitor(cfg_.validity.monitor);
   imu_.set_monitor(cfg_.validity.monitor);
   wheels_.set_monitor(cfg_.validity.monitor);
   results_.reserve(32);
+}
+
+void VehicleObserver::physical_kinematics(mb::State& out, Eigen::MatrixXd& P) const {
+  const auto& s = obs_->state();
+  const auto& L = obs_->filter().layout();
+  const auto& full = obs_->filter().covariance();
+  const int K = L.kinematic().size;
+  out.q = s.q;
+  out.qd = s.qd;
+  P = full.topLeftCorner(K, K);
+  // each kinematic entry i = c1 e[i] + c2 e[sensor k] (c2 = 0 but for scaled wheels)
+  kin_scale_.assign(static_cast<std::size_t>(K), 1.0);
+  kin_param_.assign(static_cast<std::size_t>(K), -1);
+  kin_coef_.assign(static_cast<std::size_t>(K), 0.0);
+  const auto& v = *vehicle_;
+  for (int w = 0; w < 4; ++w) {
+    const int k = wheels_.scale_param(w), j = obs_->observed_index(v.wheels[w].spin);
+    if (k < 0) continue;
+    const int slot = v.wheels[w].spin;
+    const double sc = obs_->sensor_parameters()[k], turned = s.q[slot] - wheels_.anchor(w).model;
+    out.q[slot] = wheels_.anchor(w).counts + sc * turned;
+    out.qd[slot] = sc * s.qd[slot];
+    if (j < 0) continue;
+    for (auto [i, c] : {std::pair{L.z(j), turned}, std::pair{L.zd(j), s.qd[slot]}}) {
+      kin_scale_[i] = sc;
+      kin_param_[i] = L.sensor(k);
+      kin_coef_[i] = c;
+    }
+  }
+  for (int i = 0; i < K; ++i)
+    for (int l = 0; l < K; ++l) {
+      const int a = kin_param_[i], b = kin_param_[l];
+      double p = kin_scale_[i] * kin_scale_[l] * full(i, l);
+      if (a >= 0) p += kin_coef_[i] * kin_scale_[l] * full(a, l);
+      if (b >= 0) p += kin_scale_[i] * kin_coef_[l] * full(i, b);
+      if (a >= 0 && b >= 0) p += kin_coef_[i] * kin_coef_[l] * full(a, b);
+      P(i, l) = p;
+    }
+}
+
+bool VehicleObserver::restore_parameter(std::string_view name, double value, double std, double age_s) {
+  for (std::size_t k = 0; k < parameters_.size(); ++k) {
+    const auto& p = parameters_[k];
+    if (p.name != name) continue;
+    const double var = std::min(std * std + p.rate_noise * age_s, p.initial_std * p.initial_std);
+    obs_->set_sensor_parameter(static_cast<int>(k), value, var);
+    return true;
+  }
+  return false;
+}
+
+double VehicleObserver::parameter_std(int k) const {
+  const int i = obs_->filter().layout().sensor(k);
+  return std::sqrt(std::max(0.0, obs_->filter().covariance()(i, i)));
 }
 
 void VehicleObserver::start(const models::VehicleStart& s, double t0) {
@@ -67,7 +146,7 @@ void VehicleObserver::gather(double t) {
   inputs_.gather(t);  // first: they act on this step
   gnss_.gather(t, rows_);
   imu_.gather(t, rows_);
-  wheels_.gather(t, obs_->state(), inputs_.inputs(), rows_);
+  wheels_.gather(t, obs_->state(), inputs_.inputs(), obs_->sensor_parameters(), rows_);
 }
 
 void VehicleObserver::account(double t) {
@@ -178,6 +257,13 @@ void VehicleObserver::fill_record(double t) {
   if (inputs_.timed_out(t)) rec_.faults |= kFaultInputTimeout;
   if (inputs_.implausible()) rec_.faults |= kFaultInputImplausible;
 
+  for (std::size_t k = 0; k < parameters_.size(); ++k) {  // what it has learned so far
+    auto& c = rec_.calibration[calibration_index_[k]];
+    c.estimated = true;
+    c.value = obs_->sensor_parameters()[static_cast<Eigen::Index>(k)];
+    c.std = parameter_std(static_cast<int>(k));
+    c.converged = c.std < parameters_[k].converged_std;
+  }
   if (!started_) {
     rec_.valid = false;
     rec_.validity = {};
@@ -186,6 +272,15 @@ void VehicleObserver::fill_record(double t) {
   const auto& v = *vehicle_;
   const auto& s = obs_->state();
   models::vehicle_outputs(v, s, out_);
+  // With estimated wheel scales the model spins its wheels as its own radius asks; what is
+  // published is the physical wheel, as its Hall sensor counts it.
+  for (int w = 0; w < 4; ++w) {
+    const int k = wheels_.scale_param(w);
+    if (k < 0) continue;
+    const double sc = obs_->sensor_parameters()[k];
+    out_.wheel[w].spin_rate *= sc;
+    out_.wheel[w].spin_angle = wheels_.anchor(w).counts + sc * (s.q[v.wheels[w].spin] - wheels_.anchor(w).model);
+  }
   record_outputs(out_, rec_);
   const double mu_in = s.u[v.in.mu];
   rec_.friction = mu_in > 0 ? mu_in : v.params.axles[0].tyre.mu;

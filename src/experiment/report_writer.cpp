@@ -47,14 +47,16 @@ void ReportWriter::add_coordinates(const mb::State& truth, const mb::State& obse
     z_open_loop_[j].add(diff(open_loop.q[zm], truth.q[zt], z_angle_[j]));
     zd_open_loop_[j].add(open_loop.qd[zm] - truth.qd[zt]);
   }
-  const int n = static_cast<int>(observed_.size());
-  for (int j = 0; j < n; ++j) {
+  // NEES of the kinematic block [z, zd], the part a truth can be compared with
+  const est::ErrorStateLayout L{static_cast<int>(observed_.size())};
+  for (int j = 0; j < L.observed; ++j) {
     const int zi = observed_[j];
     const int zt = truth_.z[zi], zm = model_.z[zi];
-    e_[j] = diff(truth.q[zt], observer.q[zm], z_angle_[zi]);
-    e_[n + j] = truth.qd[zt] - observer.qd[zm];
+    e_[L.z(j)] = diff(truth.q[zt], observer.q[zm], z_angle_[zi]);
+    e_[L.zd(j)] = truth.qd[zt] - observer.qd[zm];
   }
-  nees_sum_ += est::nees(e_, covariance.topLeftCorner(2 * n, 2 * n));
+  const auto K = L.kinematic();
+  nees_sum_ += est::nees(e_, covariance.block(K.offset, K.offset, K.size, K.size));
   ++nees_n_;
 }
 

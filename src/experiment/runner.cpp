@@ -90,14 +90,19 @@ void write_trace_row(std::ostream& out, const Scenario& sc, double t, const Simu
 // standard deviations grew instead of shrinking (Sinigaglia 2016 3.3.2, 4.1.2).
 json observability(const Scenario& sc, est::MbObserver& obs, const std::vector<int>& observed, const VectorXd& std0) {
   const auto zn = z_names(sc.model);
-  const int n = static_cast<int>(observed.size());
+  const auto& L = obs.filter().layout();
+  const auto& forced = obs.filter().forced();
   VectorXd sd = obs.std_dev();
   json o, grew = json::array();
-  const int N = obs.filter().size();
-  for (int i = 0; i < N; ++i) {
-    const int j = i < 2 * n ? i % n : obs.filter().forced()[i - 2 * n];
-    const std::string base = zn[observed[j]];
-    const std::string name = i < n ? base : i < 2 * n ? base + "_dot" : base + "_acc";
+  // each error-state entry by its block's name: z, z_dot, z_acc (FE), input_k
+  auto name_of = [&](int i) {
+    if (i < L.zd().offset) return zn[observed[i - L.z().offset]];
+    if (i < L.accel().offset) return zn[observed[i - L.zd().offset]] + "_dot";
+    if (i < L.input().offset) return zn[observed[forced[i - L.accel().offset]]] + "_acc";
+    return "input_" + std::to_string(i - L.input().offset);
+  };
+  for (int i = 0; i < L.size(); ++i) {
+    const std::string name = name_of(i);
     o["initial_std"][name] = std0[i];
     o["final_std"][name] = sd[i];
     if (sd[i] > std0[i]) grew.push_back(name);

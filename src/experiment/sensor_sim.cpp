@@ -210,8 +210,8 @@ void SensorSim::sense(Group g, const mb::State& s, const models::VehicleInputs& 
       break;
     }
     case kWheels:
-      // the angle a Hall sensor counts: the wheel's spin angle relative to its carrier
-      for (int w = 0; w < 4; ++w) out.wheel[w] = s.q[v_.wheels[w].spin];
+      // the angle a Hall sensor counts: the integral of the wheel's spin rate (sample())
+      out.wheel = angle_;
       break;
     case kGnss: {
       auto k = models::chassis_point_kinematics(v_, s, c_.antenna);
@@ -377,14 +377,34 @@ void SensorSim::emit(Group g, double ts, const Signals& sig) {
 }
 
 void SensorSim::start(const mb::State& s, const models::VehicleInputs& in) {
+  for (int w = 0; w < 4; ++w) {
+    const int slot = v_.wheels[w].spin;
+    angle_[w] = s.q[slot];
+    spin_rate_[w] = s.qd[slot];
+    spin_accel_[w] = s.qdd[slot];
+  }
+  last_t_ = s.t;
   for (int g = 0; g < kGroups; ++g)
     if (timing_[g].own_clock()) sense(static_cast<Group>(g), s, in, cur_[g]);
-  last_t_ = s.t;
   started_ = true;
 }
 
 void SensorSim::sample(double t, const mb::State& s, const models::VehicleInputs& in, std::vector<Measurement>& out) {
-  if (!started_) start(s, in);
+  // A Hall sensor counts the teeth that pass it: the wheel's true angle, not the model's
+  // discrete one. Between two steps the spin rate is taken as the cubic through the rates and
+  // accelerations at both ends (C1 across steps), whose integral over the step is exact:
+  // h/2 (w0 + w1) + h^2/12 (a0 - a1) (what Simpson's rule gives over any sub-steps of it).
+  if (!started_) {
+    start(s, in);
+  } else if (t > last_t_) {
+    const double h = t - last_t_;
+    for (int w = 0; w < 4; ++w) {
+      const int slot = v_.wheels[w].spin;
+      angle_[w] += 0.5 * h * (spin_rate_[w] + s.qd[slot]) + h * h / 12 * (spin_accel_[w] - s.qdd[slot]);
+      spin_rate_[w] = s.qd[slot];
+      spin_accel_[w] = s.qdd[slot];
+    }
+  }
   for (int gi = 0; gi < kGroups; ++gi) {
     const auto g = static_cast<Group>(gi);
     const SampleTiming& tm = timing_[g];

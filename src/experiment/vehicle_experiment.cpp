@@ -179,6 +179,8 @@ json run_vehicle_experiment(const VehicleScenario& nominal, const RunOptions& op
   for (auto kind : kSensorKindNames) kinds.emplace_back(kind);
   const auto& observed = sc.observer.settings.observed;
   ReportWriter report(names, sc.truth->model, sc.model->model, observed, kinds);
+  mb::State physical = obs.state();
+  Eigen::MatrixXd physical_P;
   std::vector<double>& obs_us = report.timing("observer_step");
   std::vector<double>& open_us = report.timing("open_loop_model_step");
   std::vector<Measurement> meas;
@@ -217,8 +219,10 @@ json run_vehicle_experiment(const VehicleScenario& nominal, const RunOptions& op
       const auto kind = static_cast<std::size_t>(est::VehicleObserver::kind_of(m));
       report.count_measurement(kind, r.accepted);
       if (!r.accepted && kind == static_cast<std::size_t>(SensorKind::gnss_position)) ++gnss_position_rejected;
-      const int row = est::VehicleObserver::kind_of(m) == SensorKind::wheel_hall ? 0 : m.row;  // TEMP: as before
-      report.innovations(std::string(kSensorKindNames[kind]) + "[" + std::to_string(row) + "]").push_back(r.innovation);
+      // one series per row: each wheel's innovations are tested for whiteness on their own (they
+      // were one interleaved series of the four wheels while each wheel was a sensor of its own)
+      report.innovations(std::string(kSensorKindNames[kind]) + "[" + std::to_string(m.row) + "]")
+          .push_back(r.innovation);
     }
     const auto& to = truth.outputs();
     dist += std::hypot(to.position.x() - prev_x, to.position.y() - prev_y);
@@ -238,7 +242,8 @@ json run_vehicle_experiment(const VehicleScenario& nominal, const RunOptions& op
       report.add_quantity(i, q[i]->angle ? est::wrap_angle(ov - tv) : ov - tv,
                           q[i]->angle ? est::wrap_angle(mv - tv) : mv - tv);
     }
-    report.add_coordinates(truth.state(), obs.state(), open.state(), obs.observer().filter().covariance());
+    obs.physical_kinematics(physical, physical_P);  // wheels as their sensors count them
+    report.add_coordinates(truth.state(), physical, open.state(), physical_P);
     if (opt.trace) {
       *opt.trace << t;
       for (const auto* qq : q)

@@ -45,8 +45,9 @@ std::vector<VehicleQuantity> make() {
     double (*get)(V, S, O, int);
   };
   const PerWheel per_wheel[] = {
-      {"wheel_angle", "wheel_angle", [](V v, S st, O, int i) { return st.q[v.wheels[i].spin]; }},
-      {"wheel_speed", "wheel_speed", [](V v, S st, O, int i) { return st.qd[v.wheels[i].spin]; }},
+      // the published wheel: as its Hall sensor counts it (an estimated scale applied)
+      {"wheel_angle", "wheel_angle", [](V, S, O o, int i) { return o.wheel[i].spin_angle; }},
+      {"wheel_speed", "wheel_speed", [](V, S, O o, int i) { return o.wheel[i].spin_rate; }},
       {"tyre_fx", "tyre_fx", [](V, S, O o, int i) { return o.wheel[i].Fx; }},
       {"tyre_fy", "tyre_fy", [](V, S, O o, int i) { return o.wheel[i].Fy; }},
       {"tyre_fz", "tyre_fz", [](V, S, O o, int i) { return o.wheel[i].Fz; }},

@@ -452,6 +452,17 @@ void ModelBuilder::coordinate_force(const CoordinateForce& f) { m_.coordinate_fo
 
 void ModelBuilder::custom_force(std::shared_ptr<const CustomForce> f) { m_.custom_forces.push_back(std::move(f)); }
 
+void ModelBuilder::rotor(int theta, int e1, int e2, double J) {
+  const auto& t = m_.entities.at(theta);
+  if (t.kind != EntityKind::scalar || t.fixed) invalid("rotor: \"" + t.name + "\" must be a movable scalar");
+  for (int e : {e1, e2})
+    if (m_.entities.at(e).kind != EntityKind::vector)
+      invalid("rotor \"" + t.name + "\": \"" + m_.entities.at(e).name + "\" must be a unit vector");
+  if (m_.dim != 3) invalid("rotor \"" + t.name + "\": rotors need a 3-D model");
+  if (!(J > 0) || !std::isfinite(J)) invalid("rotor \"" + t.name + "\": polar inertia must be > 0");
+  m_.rotors.push_back({t.slot, m_.entities[e1].slot, m_.entities[e2].slot, J});
+}
+
 void ModelBuilder::independent(const std::vector<int>& slots) {
   std::set<int> seen;
   for (int s : slots) {
@@ -492,6 +503,7 @@ Model ModelBuilder::build() && {
     if (s.slot2 >= 0) fix(s.slot2);
   }
   for (auto& f : m.coordinate_forces) fix(f.slot);
+  for (auto& r : m.rotors) fix(r.theta), fix(r.e1), fix(r.e2);
   for (const auto& f : m.custom_forces)
     for (int s : f->coordinates())
       if (s < 0 || s >= m.nq) invalid("a custom force acts on a slot that is not a coordinate");
@@ -512,6 +524,12 @@ Model ModelBuilder::build() && {
 
   // Global mass matrix and gravity
   std::map<std::pair<int, int>, double> M;
+  for (const auto& r : m.rotors) {
+    const Vector3d e1 = m.x0.segment<3>(r.e1), e2 = m.x0.segment<3>(r.e2);
+    if (std::abs(e1.dot(e2)) > 1e-6)
+      invalid("rotor on \"" + m.coordinate_names[r.theta] + "\": e1 and e2 are not perpendicular");
+    M[{r.theta, r.theta}] += r.J;  // 1/2 J theta_dot^2; the coupling is not constant
+  }
   m.Q_gravity = VectorXd::Zero(m.nq);
   for (const auto& b : m.bodies) {
     const int n = static_cast<int>(b.slots.size());

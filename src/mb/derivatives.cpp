@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "mbobserver/mb/dynamics.hpp"
 #include "mbobserver/mb/forces.hpp"
 #include "mbobserver/mb/kinematics.hpp"
 
@@ -26,11 +27,15 @@ void accelerations_at(const Model& m, const VectorXd& q, const VectorXd& qd, con
   compute_Rdot(m, qd, ws);
   ws.x.head(m.nq) = q;
   ws.xd.head(m.nq) = qd;
+  rotor_mass(m, ws.x, d.M);  // the rotors' coupling moves with the configuration
   generalized_forces(m, ws.x, ws.xd, u, t, false, ws.forces);
   for (std::size_t j = 0; j < m.z.size(); ++j) d.rhs_z[j] = qd[m.z[j]];
   d.tmp_q.noalias() = ws.Rdot * d.rhs_z;
   d.dQ.noalias() = d.M * d.tmp_q;
   d.dQ = ws.forces.Q + Qc - d.dQ;
+  d.tmp_q.setZero();
+  rotor_inertia(m, ws.x, ws.xd, nullptr, d.tmp_q);  // the rotors' gyroscopic terms
+  d.dQ -= d.tmp_q;
   d.rhs_z.noalias() = ws.R.transpose() * d.dQ;
   d.MR.noalias() = d.M * ws.R;
   d.Mbar.noalias() = ws.R.transpose() * d.MR;
@@ -105,6 +110,8 @@ void differentiate_forces_velocity(const Model& m, const State& s, Workspace& ws
   factor_kinematics(m, d.q0, ws);
   compute_R(m, ws);
   compute_Rdot(m, s.qd, ws);
+  ws.x.head(m.nq) = d.q0;
+  rotor_mass(m, ws.x, d.M);
   d.MR.noalias() = d.M * ws.R;
   d.Mbar.noalias() = ws.R.transpose() * d.MR;
   d.mbar_ldlt.compute(d.Mbar);
@@ -167,6 +174,7 @@ AccelerationDerivatives::AccelerationDerivatives(const Model& m, std::vector<int
   du = Eigen::MatrixXd::Zero(n, static_cast<Eigen::Index>(inputs.size()));
   M = Eigen::MatrixXd::Zero(m.nq, m.nq);
   for (std::size_t e = 0; e < m.mass.size(); ++e) M(m.mass[e].row, m.mass[e].col) += m.mass_values[e];
+  rotor_mass(m, m.x0, M);  // and again wherever M is used: the rotors' part moves
   Mbar = Eigen::MatrixXd::Zero(nz, nz);
   MR = Eigen::MatrixXd::Zero(m.nq, nz);
   Rcols = Eigen::MatrixXd::Zero(m.nq, n);

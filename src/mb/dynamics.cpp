@@ -44,6 +44,15 @@ bool assemble_tangent(const Model& m, const State& s, Workspace& ws, Coefficient
   for (const auto& p : ws.jtj_slots) T.add(p.slot, co.j * a * ws.jac[p.e1] * ws.jac[p.e2]);
   for (const auto& e : ws.K_slots) T.add(e.slot, co.k * e.weight * ws.forces.K[e.entry]);
   for (const auto& e : ws.C_slots) T.add(e.slot, co.c * e.weight * ws.forces.C[e.entry]);
+  // Rotors: the inertia J e1 between theta and e2 (weight 1, like M), and the symmetric part of
+  // d/d(qd) of their gyroscopic terms, J e1_dot on the same entries (weight dt/2); the rest of
+  // that derivative is skew (theta_dot J on e1-e2, J e2_dot on theta-e1) and cannot enter a
+  // symmetric tangent, nor can the small d/dq terms (J theta_ddot, J e2_ddot; weight dt^2/4).
+  for (std::size_t i = 0; i < m.rotors.size(); ++i) {
+    const Rotor& r = m.rotors[i];
+    for (int k = 0; k < 3; ++k)
+      if (ws.rotor_slots[i][k] >= 0) T.add(ws.rotor_slots[i][k], r.J * (ws.x[r.e1 + k] + co.c * ws.xd[r.e1 + k]));
+  }
   for (std::size_t f = 0; f < ws.custom_slots.size(); ++f) {
     const double* K = ws.forces.custom_K[f].data();
     const double* C = ws.forces.custom_C[f].data();
@@ -101,10 +110,11 @@ StepResult step(const Model& m, State& s, Workspace& ws, double dt) {
   ws.qdd_hat = -(4 / (dt * dt)) * s.q - (4 / dt) * s.qd - s.qdd;
   // Predictor. The trapezoidal rule gives q_{n+1} = q_n + dt qd_n + dt^2/4 (qdd_n + qdd_{n+1})
   // exactly, so eq. (18)'s q_n + dt qd_n + dt^2/2 qdd_n misses dt^2/4 (qdd_{n+1} - qdd_n):
-  // 6e-4 on the unit vectors of a wheel at 80 km/h, where Newton contracts by about 100 per
-  // iteration, hence three iterations to 1e-7. qdd_{n+1} is extrapolated from the last three
-  // steps' accelerations (quadratically: 3 qdd_n - 3 qdd_{n-1} + qdd_{n-2}), which leaves
-  // dt^2/4 times their third difference (2e-5 on that wheel): two iterations to 1e-6.
+  // 6e-4 on unit vectors spinning at 70 rad/s (a wheel before it was a rotor), where Newton
+  // contracts by about 100 per iteration, hence three iterations to 1e-7. qdd_{n+1} is
+  // extrapolated from the last three steps' accelerations (quadratically: 3 qdd_n - 3 qdd_{n-1}
+  // + qdd_{n-2}), which leaves dt^2/4 times their third difference (2e-5 on that wheel): two
+  // iterations to 1e-6. With the wheels as rotors the lane change takes one.
   if (s.qdd_prev.size() != m.nq || s.qdd_prev2.size() != m.nq) {  // a State not from initial_state()
     s.qdd_prev.setZero(m.nq);
     s.qdd_prev2.setZero(m.nq);
@@ -143,6 +153,7 @@ StepResult step(const Model& m, State& s, Workspace& ws, double dt) {
     }
     // f = dt^2/4 (M qdd + Phi_q' (alpha Phi + lambda) - Q), eq. (41)
     mass_times(m, s.qdd, ws.res);
+    rotor_inertia(m, ws.x, ws.xd, &s.qdd, ws.res);
     ws.hv = s.lambda + a * ws.phi;
     add_jt(m, ws, ws.hv, 1.0, ws.res);
     ws.res -= ws.forces.Q + s.Q_correction;
@@ -182,8 +193,10 @@ void initialize_accelerations(const Model& m, State& s, Workspace& ws) {
   ws.phi += ws.phi_tt;  // c = Phi_q_dot qd + Phi_tt
   s.lambda.setZero();
   s.history = 0;
+  ws.tmp2.setZero();
+  rotor_inertia(m, ws.x, ws.xd, nullptr, ws.tmp2);  // the rotors' gyroscopic terms
   for (int it = 0; it < 50; ++it) {
-    ws.tmp = ws.forces.Q + s.Q_correction;
+    ws.tmp = ws.forces.Q + s.Q_correction - ws.tmp2;
     ws.kc_dyn = s.lambda + a * ws.phi;
     add_jt(m, ws, ws.kc_dyn, -1.0, ws.tmp);
     ws.tangent.solve(ws.tmp, s.qdd);
@@ -192,6 +205,29 @@ void initialize_accelerations(const Model& m, State& s, Workspace& ws) {
     s.lambda += a * ws.hv;
     if (ws.hv.lpNorm<Eigen::Infinity>() < 1e-13 * std::max(1.0, s.qdd.lpNorm<Eigen::Infinity>())) break;
   }
+}
+
+void rotor_inertia(const Model& m, const VectorXd& x, const VectorXd& xd, const VectorXd* qdd, VectorXd& out) {
+  for (const Rotor& r : m.rotors) {
+    const Vector3d e1 = x.segment<3>(r.e1), e1d = xd.segment<3>(r.e1), e2d = xd.segment<3>(r.e2);
+    const double thd = xd[r.theta];
+    const double J = r.J;
+    Vector3d e2dd = Vector3d::Zero();
+    double thdd = 0;
+    if (qdd) {
+      if (r.e2 < m.nq) e2dd = qdd->segment<3>(r.e2);
+      thdd = (*qdd)[r.theta];
+    }
+    out[r.theta] += J * (e1.dot(e2dd) + e1d.dot(e2d));
+    if (r.e2 < m.nq) out.segment<3>(r.e2) += J * (thdd * e1 + thd * e1d);
+    if (r.e1 < m.nq) out.segment<3>(r.e1) -= J * thd * e2d;
+  }
+}
+
+void rotor_mass(const Model& m, const VectorXd& x, Eigen::MatrixXd& M) {
+  for (const Rotor& r : m.rotors)
+    for (int k = 0; k < 3; ++k)
+      if (r.e2 + k < m.nq) M(r.theta, r.e2 + k) = M(r.e2 + k, r.theta) = r.J * x[r.e1 + k];
 }
 
 ConstraintResiduals constraint_residuals(const Model& m, const State& s, Workspace& ws) {

@@ -226,12 +226,14 @@ double potential_energy(const Model& m, const VectorXd& x) {
   return V;
 }
 
-double kinetic_energy(const Model& m, const VectorXd& qd) {
+double kinetic_energy(const Model& m, const VectorXd& x, const VectorXd& qd) {
   double T = 0;
   for (std::size_t e = 0; e < m.mass.size(); ++e) {
     const auto& en = m.mass[e];
     T += 0.5 * qd[en.row] * m.mass_values[e] * qd[en.col];
   }
+  for (const auto& r : m.rotors)
+    if (r.e2 < m.nq) T += r.J * qd[r.theta] * x.segment<3>(r.e1).dot(qd.segment<3>(r.e2));
   return T;
 }
 

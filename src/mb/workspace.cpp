@@ -29,7 +29,16 @@ Workspace::Workspace(const Model& m) {
     for (int i : c)
       for (int j : c) entries.emplace_back(i, j);
   }
+  for (const auto& r : m.rotors)
+    for (int k = 0; k < 3; ++k)
+      if (r.e2 + k < m.nq) entries.emplace_back(r.theta, r.e2 + k);
   tangent.build(m.nq, entries);
+  for (const auto& r : m.rotors) {
+    std::array<int, 3> s{-1, -1, -1};
+    for (int k = 0; k < 3; ++k)
+      if (r.e2 + k < m.nq) s[k] = tangent.slot(r.theta, r.e2 + k);
+    rotor_slots.push_back(s);
+  }
   for (std::size_t e = 0; e < m.mass.size(); ++e)
     if (m.mass[e].row <= m.mass[e].col)
       mass_slots.push_back({static_cast<int>(e), tangent.slot(m.mass[e].row, m.mass[e].col), 1.0});

@@ -136,8 +136,9 @@ void evaluate_tyre(const TyreModel& m, const Road& road, double mu, double brake
   const TyreParams& p = m.p;
   std::array<Contact, kMaxContacts> contacts;
   out.n = road_contacts(road, k.C, k.a, p.radius_m, contacts);
-  // Angular velocity of an orthonormal triad: omega = 1/2 sum e x e_dot.
-  out.omega = 0.5 * (k.a.cross(k.ad) + k.r.cross(k.rd) + k.s.cross(k.sd));
+  // The carrier's angular velocity (of its orthonormal triad: 1/2 sum e x e_dot) plus the spin
+  // relative to it about the axle.
+  out.omega = 0.5 * (k.a.cross(k.ad) + k.r.cross(k.rd) + k.s.cross(k.sd)) + k.theta_d * k.a;
   out.Omega = k.a.dot(out.omega);
   out.Fz_total = 0;
   out.main = 0;
@@ -169,11 +170,11 @@ void evaluate_tyre(const TyreModel& m, const Road& road, double mu, double brake
     c.ey = n.cross(c.ex);
     c.effective_radius = p.effective_radius(pen, k.Cd.dot(c.ex));
     // Velocity of the wheel's material point Pe at the effective rolling radius below the
-    // centre: Pe = C + ea a + er r + es s with its local coordinates e = arm . (a, r, s), so
-    // v = C_dot + ea a_dot + er r_dot + es s_dot, linear in qd (Sinigaglia 2016 eq. (29)); on the
-    // constraint manifold this equals C_dot + omega x arm.
+    // centre, arm = Pe - C: the carrier's part C_dot + ea a_dot + er r_dot + es s_dot with
+    // e = arm . (a, r, s) (Sinigaglia 2016 eq. (29)) plus the spin's theta_dot a x arm; linear in
+    // qd, and on the constraint manifold C_dot + omega x arm.
     const Vector3d arm = -c.effective_radius * c.contact.d;
-    Vector3d vs = k.Cd + arm.dot(k.a) * k.ad + arm.dot(k.r) * k.rd + arm.dot(k.s) * k.sd;
+    Vector3d vs = k.Cd + arm.dot(k.a) * k.ad + arm.dot(k.r) * k.rd + arm.dot(k.s) * k.sd + k.theta_d * k.a.cross(arm);
     c.v_x = k.Cd.dot(c.ex);
     c.v_sx = vs.dot(c.ex);
     c.v_sy = vs.dot(c.ey);
@@ -266,29 +267,44 @@ void TyreForce::evaluate(const mb::Model&, const Eigen::VectorXd& x, const Eigen
   TyreResult res;
   compute(x, xd, u, res);
   const Vector3d C = x.segment<3>(w_.C), a = x.segment<3>(w_.a), r = x.segment<3>(w_.r), s = x.segment<3>(w_.s);
-  const int base[4] = {w_.C, w_.a, w_.r, w_.s};
-  auto add3 = [&](int slot, const Vector3d& f) {
-    for (int k = 0; k < 3; ++k) out.add(slot + k, f[k]);
+  // Local coordinates: [C(3), a(3), r(3), s(3), theta]. A force F at the wheel's material point
+  // P = C + arm, arm = ca a + cr r + cs s, has Q = J_P' F with J_P = [I, ca I, cr I, cs I, a x arm]:
+  // the carrier's virtual motion (Sinigaglia 2016 eq. (29)) and the spin's (a x arm per unit
+  // theta), so the moment about the axle, a . (arm x F), lands on theta. The slip velocity is
+  // that of the material point Pe at the effective rolling radius, with J_Pe likewise; the
+  // slip damping's tangent is J_P' S J_Pe (symmetrised by the engine), so that a spinning wheel
+  // sees rho Re S, not rho^2 S.
+  using Jacobian = Eigen::Matrix<double, 3, 13>;
+  auto jacobian = [&](const Vector3d& arm) {
+    Jacobian J = Jacobian::Zero();
+    J.block<3, 3>(0, 0).setIdentity();
+    J.block<3, 3>(0, 3).diagonal().setConstant(arm.dot(a));
+    J.block<3, 3>(0, 6).diagonal().setConstant(arm.dot(r));
+    J.block<3, 3>(0, 9).diagonal().setConstant(arm.dot(s));
+    J.col(12) = a.cross(arm);
+    return J;
   };
-  // A force F at the wheel's material point P = C + ca a + cr r + cs s: Q = J_P' F with
-  // J_P = [I, ca I, cr I, cs I] (Sinigaglia 2016 eq. (29)).
-  // The slip velocity is that of the material point Pe at the effective rolling radius, with
-  // J_Pe = [I, ea I, er I, es I]; the slip damping's tangent is J_P' S J_Pe (symmetrised by
-  // the engine), so that a spinning wheel sees rho Re S, not rho^2 S.
-  double coef[kMaxContacts][4], coef_e[kMaxContacts][4];
+  std::array<Jacobian, kMaxContacts> JP, JPe;
+  Eigen::Matrix<double, 13, 1> Q = Eigen::Matrix<double, 13, 1>::Zero();
   for (int i = 0; i < res.n; ++i) {
     const auto& c = res.c[i];
-    Vector3d arm = c.contact.point - C;
-    coef[i][0] = 1, coef[i][1] = arm.dot(a), coef[i][2] = arm.dot(r), coef[i][3] = arm.dot(s);
-    Vector3d arm_e = -c.effective_radius * c.contact.d;
-    coef_e[i][0] = 1, coef_e[i][1] = arm_e.dot(a), coef_e[i][2] = arm_e.dot(r), coef_e[i][3] = arm_e.dot(s);
-    for (int b = 0; b < 4; ++b) add3(base[b], coef[i][b] * c.force);
+    JP[i] = jacobian(c.contact.point - C);
+    JPe[i] = jacobian(-c.effective_radius * c.contact.d);
+    Q.noalias() += JP[i].transpose() * c.force;
   }
-  // A moment T about a on the wheel: virtual power T Omega, Omega = 1/2 (s_dot . r - r_dot . s).
-  const Vector3d gr = -0.5 * s, gs = 0.5 * r;
-  add3(w_.r, res.rolling_torque * gr);
-  add3(w_.s, res.rolling_torque * gs);
-  out.add(w_.spin, res.brake_torque);
+  // A moment T about a on the wheel (rolling resistance): virtual power T Omega with Omega =
+  // theta_dot + w_c . a and w_c . a = 1/2 (s_dot . r - r_dot . s). The brake acts between wheel
+  // and carrier: on theta alone.
+  Eigen::Matrix<double, 13, 1> g = Eigen::Matrix<double, 13, 1>::Zero();
+  g.segment<3>(6) = -0.5 * s;
+  g.segment<3>(9) = 0.5 * r;
+  g[12] = 1;
+  Q += res.rolling_torque * g;
+  Q[12] += res.brake_torque;
+  const int base[4] = {w_.C, w_.a, w_.r, w_.s};
+  for (int b = 0; b < 4; ++b)
+    for (int k = 0; k < 3; ++k) out.add(base[b] + k, Q[3 * b + k]);
+  out.add(w_.spin, Q[12]);
   if (!out.jacobians()) return;
   Eigen::MatrixXd& K = out.K();
   Eigen::MatrixXd& Cm = out.C();
@@ -296,30 +312,23 @@ void TyreForce::evaluate(const mb::Model&, const Eigen::VectorXd& x, const Eigen
     const auto& c = res.c[i];
     if (c.Fz <= 0) continue;
     const Vector3d& n = c.contact.normal;
-    Eigen::Matrix3d Kp = c.k_radial * n * n.transpose();
+    const Eigen::Matrix3d Kp = c.k_radial * n * n.transpose();
     Eigen::Matrix<double, 3, 2> E;
     E.col(0) = c.ex;
     E.col(1) = c.ey;
-    Eigen::Matrix3d Cr = c.c_radial * n * n.transpose();
-    Eigen::Matrix3d Cs = E * c.slip_damping * E.transpose();
+    const Eigen::Matrix3d Cr = c.c_radial * n * n.transpose();
+    const Eigen::Matrix3d Cs = E * c.slip_damping * E.transpose();
     // The tangential force scales with the load: d F_t / d(C, C_dot) = (F_t / Fz) dFz/d(...),
     // a coupling of the load's spring and damper into the tangential direction (not
     // symmetric; the engine takes the symmetric part).
     const Eigen::Vector3d ft = (c.Fx * c.ex + c.Fy * c.ey) / c.Fz;
     const Eigen::Matrix3d Kt = c.k_radial * ft * n.transpose(), Ct = c.c_radial * ft * n.transpose();
-    for (int b1 = 0; b1 < 4; ++b1) {
-      for (int b2 = 0; b2 < 4; ++b2) {
-        double w = coef[i][b1] * coef[i][b2];
-        K.block<3, 3>(3 * b1, 3 * b2) += w * Kp;
-        Cm.block<3, 3>(3 * b1, 3 * b2) += w * Cr + coef[i][b1] * coef_e[i][b2] * Cs;
-      }
-      K.block<3, 3>(3 * b1, 0) += coef[i][b1] * Kt;
-      Cm.block<3, 3>(3 * b1, 0) += coef[i][b1] * Ct;
-    }
+    K.noalias() += JP[i].transpose() * Kp * JP[i];
+    Cm.noalias() += JP[i].transpose() * Cr * JP[i] + JP[i].transpose() * Cs * JPe[i];
+    K.leftCols<3>().noalias() += JP[i].transpose() * Kt;
+    Cm.leftCols<3>().noalias() += JP[i].transpose() * Ct;
   }
-  Eigen::Matrix<double, 6, 1> g;
-  g << gr, gs;
-  Cm.block<6, 6>(6, 6) += res.rolling_damping * g * g.transpose();
+  Cm.noalias() += res.rolling_damping * g * g.transpose();
   Cm(12, 12) += res.brake_damping;
 }
 

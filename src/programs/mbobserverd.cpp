@@ -12,7 +12,7 @@ int main(int argc, char** argv) {
   CLI::App app{"mbobserver daemon: multibody vehicle observer publishing virtual sensors over UDP/JSON", "mbobserverd"};
   mbo::CommonOptions common;
   mbo::add_common_options(app, common);
-  std::string config, replay, rate = "realtime", record, summary;
+  std::string config, replay, rate = "realtime", record, summary, calibration;
   bool check = false, no_progress = false;
   double stop_after = 0;
   app.add_option("--config", config,
@@ -25,6 +25,9 @@ int main(int argc, char** argv) {
   app.add_flag("--check-config", check, "validate the configuration and exit");
   app.add_flag("--no-progress", no_progress, "no progress line on stderr during a replay");
   app.add_option("--stop-after", stop_after, "stop after this many seconds of estimator time");
+  app.add_option("--calibration", calibration,
+                 "the calibration state file: read at start, written periodically and at exit (default: the "
+                 "configuration's calibration.file, or $STATE_DIRECTORY/calibration.json under systemd)");
   return mbo::run_program(app, argc, argv, common, [&] {
     auto cfg = mbo::runtime::load_daemon_config(config);
     // --log-level wins over the file's "log_level"
@@ -43,6 +46,7 @@ int main(int argc, char** argv) {
     opt.rate = mbo::runtime::parse_replay_rate(rate);
     opt.progress = !no_progress;
     opt.stop_after_s = stop_after;
+    if (!calibration.empty()) opt.calibration = calibration;
     return mbo::runtime::run_daemon(cfg, opt);
   });
 }

@@ -1,5 +1,8 @@
 #include "mbobserver/runtime/daemon.hpp"
 
+#include <chrono>
+#include <system_error>
+
 #include <sys/resource.h>
 
 #include <iostream>
@@ -20,6 +23,39 @@
 
 namespace mbo::runtime {
 namespace {
+
+double unix_now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
+
+// Keeps the calibration file up to date from the I/O thread: every `period_s` of wall time and
+// at exit; a write that fails is logged with the path and errno, and the next one tries again.
+class CalibrationKeeper {
+ public:
+  CalibrationKeeper(std::optional<std::filesystem::path> path, double period_s, std::string vehicle_sha256)
+      : path_(period_s > 0 ? std::move(path) : std::nullopt), period_s_(period_s), sha_(std::move(vehicle_sha256)) {}
+  void tick(const std::array<Calibration, kCalibrationCount>& cal) {
+    if (path_ && unix_now() - last_ >= period_s_) save(cal);
+  }
+  // False when the file could not be written.
+  bool save(const std::array<Calibration, kCalibrationCount>& cal) {
+    if (!path_) return true;
+    last_ = unix_now();
+    try {
+      write_calibration_file(*path_, calibration_of(cal, sha_, last_));
+      return true;
+    } catch (const std::system_error& e) {
+      ++failures_;
+      spdlog::error("{}", e.what());
+      return false;
+    }
+  }
+
+ private:
+  std::optional<std::filesystem::path> path_;
+  double period_s_;
+  std::string sha_;
+  double last_ = 0;
+  std::uint64_t failures_ = 0;
+};
 
 double max_rss_mb() {
   rusage u{};
@@ -93,8 +129,15 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
   UdpPublisher publisher(io, cfg.publish, dt, JsonOptions{});
   RecordSink sink(publisher, opt.record);
 
-  // The estimator and its steps.
+  // The estimator and its steps, started from what it learned before (the calibration file).
   est::VehicleObserver observer(cfg.vehicle, cfg.observer, dt);
+  const auto calibration_path = opt.calibration ? opt.calibration : cfg.calibration.file;
+  if (calibration_path && !observer.sensor_parameters().empty())
+    spdlog::info("{}: {}", calibration_path->string(),
+                 restore_calibration(read_calibration_file(*calibration_path), cfg.vehicle_sha256, unix_now(),
+                                     cfg.calibration, observer));
+  CalibrationKeeper keeper(calibration_path, observer.sensor_parameters().empty() ? 0.0 : cfg.calibration.save_period_s,
+                           cfg.vehicle_sha256);
   MeasurementInbox inbox(shared.measurements, observer);
   std::unique_ptr<StepSource> steps;
   std::optional<io::CanFrame> first_frame;
@@ -121,7 +164,10 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
   if (live) live->start();
   // The I/O thread drains the estimate queue itself, so every record reaches the --record
   // file before the publisher decimates; the publisher runs its status timer.
-  publisher.start_status([&](StatusRecord& s) { fill_status(s, shared, log != nullptr, live.get()); });
+  publisher.start_status([&](StatusRecord& s) {
+    fill_status(s, shared, log != nullptr, live.get());
+    keeper.tick(s.calibration);  // on the I/O thread, once a status period at most
+  });
   shared.estimates_ready.async_watch(io, [&] { sink.drain(shared.estimates); });
   notifier.ready();
   notifier.status(log ? "replaying " + opt.replay->string() : "running");
@@ -161,6 +207,7 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
 
   // The summary: the final status record, written as the status datagrams are, and the run.
   const StatusRecord status = publisher.make_status();
+  const bool calibration_saved = keeper.save(status.calibration);
   const RunSummary run = summarise_run(status, shared, opt, log.get(), sink, dt, wall_s);
   const std::string text = nlohmann::ordered_json::parse(summary_json(status, run)).dump(2);
   if (opt.summary_json) {
@@ -168,7 +215,8 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
     out << text << "\n";
   }
   std::cout << text << std::endl;
-  return 0;
+  // A calibration that could not be written is lost learning: a replay says so by its exit code.
+  return calibration_saved || !log ? 0 : 1;
 }
 
 }  // namespace mbo::runtime

@@ -24,6 +24,7 @@ DaemonConfig load_daemon_config(const std::filesystem::path& file) {
     auto v = root.at("vehicle");
     auto path = root.directory() / v.as_string();
     c.vehicle = std::make_shared<const models::Vehicle>(models::build_vehicle(models::load_vehicle_params(path)));
+    c.vehicle_sha256 = sha256_of_file(path);
   }
   c.signals = std::make_shared<const io::SignalMap>(io::SignalMap::from_config(root.at("can")));
   if (auto g = root.find("gnss")) c.gnss_serial = io::read_gnss_serial_config(*g);
@@ -35,6 +36,10 @@ DaemonConfig load_daemon_config(const std::filesystem::path& file) {
   }
   c.publish = root.has("publish") ? read_publish_config(root.at("publish")) : PublishConfig{};
   c.runtime = root.has("runtime") ? read_runtime_config(root.at("runtime")) : RuntimeConfig{};
+  if (auto cal = root.find("calibration"))
+    c.calibration = read_calibration_config(&*cal);
+  else
+    c.calibration = read_calibration_config(nullptr);
   root.finish();
   return c;
 }

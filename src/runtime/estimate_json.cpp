@@ -53,6 +53,22 @@ void write_sensors(JsonWriter& w, const std::array<SensorHealth, kSensorKindCoun
   w.end_object();
 }
 
+// The parameters the observer estimates: value, 1-sigma and whether it has learned them.
+void write_calibration(JsonWriter& w, const std::array<Calibration, kCalibrationCount>& cal) {
+  w.key("calibration");
+  w.begin_object();
+  for (std::size_t i = 0; i < kCalibrationCount; ++i) {
+    if (!cal[i].estimated) continue;
+    w.key(kCalibrationNames[i]);
+    w.begin_object();
+    w.field("value", cal[i].value);
+    w.field("std", cal[i].std);
+    w.field_bool("converged", cal[i].converged);
+    w.end_object();
+  }
+  w.end_object();
+}
+
 void write_latency(JsonWriter& w, std::string_view name, const LatencySummary& l) {
   w.key(name);
   w.begin_object();
@@ -131,6 +147,7 @@ void write_estimate_json(const EstimateRecord& r, std::string& out, const JsonOp
   write_faults(w, r.faults);
   w.field_int("resets", r.resets);
   w.end_object();
+  write_calibration(w, r.calibration);
 
   if (opt.wall_clock) {
     w.key("latency_us");
@@ -251,6 +268,7 @@ void write_status_fields(JsonWriter& w, const StatusRecord& s, const JsonOptions
   w.end_object();
 
   write_sensors(w, s.sensors);
+  write_calibration(w, s.calibration);
 }
 
 void write_run(JsonWriter& w, const RunSummary& r) {

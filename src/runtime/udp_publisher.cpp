@@ -158,6 +158,7 @@ StatusRecord UdpPublisher::make_status() {
     s.valid = last_.valid;
     s.faults = last_.faults;
     s.sensors = last_.sensors;
+    s.calibration = last_.calibration;
   }
   s.valid_steps = valid_steps_;
   s.faults_steps = faults_steps_;

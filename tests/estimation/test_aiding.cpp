@@ -245,7 +245,7 @@ TEST(WheelHallAiding, CountsBecomeOneRowPerWheelNearTheModelsAngle) {
   MeasurementRows rows;
   w.hold(sample(1.0, Channel::wheel_count_rl, 10));
   w.hold(sample(1.0, Channel::wheel_count_fr, 0));
-  w.gather(1.0, s, models::VehicleInputs{}, rows);
+  w.gather(1.0, s, models::VehicleInputs{}, Eigen::VectorXd(), rows);
   ASSERT_EQ(rows.rows().size(), 2u);
   EXPECT_EQ(rows.rows()[0].row, 1);  // fr
   EXPECT_EQ(rows.rows()[1].row, 2);  // rl
@@ -313,7 +313,7 @@ TEST(WheelHallAiding, ACounterThatStopsOnAFreeRollingWheelIsStuckButALockedWheel
         w.hold({t, static_cast<Channel>(index_of(Channel::wheel_count_fl) + wh), std::floor(counted / tooth)});
       }
       rows.clear();
-      w.gather(t, s, in, rows);
+      w.gather(t, s, in, Eigen::VectorXd(), rows);
       for (const auto& r : rows.rows()) fl_rows += r.row == 0;
     }
     return std::pair{fl_rows, w.stuck(0)};

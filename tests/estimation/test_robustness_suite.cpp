@@ -3,6 +3,7 @@
 // of error model switched on between them), one run each, cut to 2 s. It checks the table and
 // the report, not accuracy; the full suite is one command in the README.
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -24,7 +25,9 @@ struct Run {
 };
 
 Run run(const std::string& cmd) {
-  const auto err_file = std::filesystem::temp_directory_path() / "mbo_suite_stderr.txt";
+  // files of this process: CTest runs the cases side by side
+  const auto err_file =
+      std::filesystem::temp_directory_path() / ("mbo_suite_stderr_" + std::to_string(getpid()) + ".txt");
   FILE* p = popen((cmd + " 2>" + err_file.string()).c_str(), "r");
   std::string out;
   std::array<char, 512> buf{};
@@ -32,13 +35,14 @@ Run run(const std::string& cmd) {
   const int status = pclose(p);
   std::ifstream f(err_file);
   std::string err((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::filesystem::remove(err_file);
   return {WEXITSTATUS(status), out, err};
 }
 
 const std::string kSuite = std::string(MBO_SOURCE_DIR) + "/scenarios/robustness";
 
 TEST(RobustnessSuite, TwoScenariosOneShortRunGiveTheTableTheReportAndTheFigure) {
-  const auto dir = std::filesystem::temp_directory_path() / "mbo_suite_smoke";
+  const auto dir = std::filesystem::temp_directory_path() / ("mbo_suite_smoke_" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   const auto report = dir / "suite.json";
   const auto r = run(std::string(MBO_EXPERIMENT_BIN) + " --suite " + kSuite +

@@ -5,6 +5,7 @@
 // statistic is compared with its expected value within a stated multiple of its own sampling
 // error, so a model that is off by its own size fails.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <fstream>
@@ -323,7 +324,7 @@ TEST(Perturbation, DrawsFollowTheStatedDistributions) {
                     {"cornering_stiffness", {{"uniform", {0.85, 1.05}}}},
                     {"rolling_radius", 0.99},
                     {"sensors/imu/gyro/bias", {{"normal", {0.0, 0.01}}}}};
-  const auto path = std::filesystem::temp_directory_path() / "mbo_perturb_test.json";
+  const auto path = std::filesystem::temp_directory_path() / ("mbo_perturb_test_" + std::to_string(getpid()) + ".json");
   std::ofstream(path) << doc.dump(2);
   const auto sc = exp::load_vehicle_scenario(path);
   const double mass0 = sc.truth->params.mass_kg, cs0 = sc.truth->params.axles[0].tyre.lateral.stiffness;
@@ -373,7 +374,7 @@ TEST(Perturbation, DrawsFollowTheStatedDistributions) {
 TEST(Perturbation, ABadBlockIsOneErrorNamingItsPlace) {
   auto doc = load_json_file(kScenarios + "vehicle_double_lane_change.json");
   for (auto k : {"truth", "model"}) doc[k]["vehicle"] = std::string(MBO_SOURCE_DIR) + "/config/vehicles/sedan.json";
-  const auto path = std::filesystem::temp_directory_path() / "mbo_perturb_bad.json";
+  const auto path = std::filesystem::temp_directory_path() / ("mbo_perturb_bad_" + std::to_string(getpid()) + ".json");
   auto expect_error = [&](const nlohmann::json& perturb, const std::string& what) {
     doc["perturb"] = perturb;
     std::ofstream(path) << doc.dump(2);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <vector>
@@ -493,4 +494,63 @@ TEST(VehicleObserver, AJumpOfTheTimeBaseRestartsFromTheFixesOfTheNewTime) {
   EXPECT_EQ(obs.counters().time_jumps, 1u);
   EXPECT_GT(valid_after, 0.95 * steps_after) << "restarted from the fixes of the new time base";
   EXPECT_LT(worst_after, 0.1);
+}
+
+// A gyro z bias of 0.01 rad/s (0.57 deg/s, an uncalibrated MEMS part) on the bundled drive.
+std::vector<EstimateRecord> biased_drive(const VehicleScenario& sc, est::VehicleObserver& obs, double duration,
+                                         std::vector<double>* yaw_error) {
+  exp::TruthDrive truth(sc, 1);
+  obs.start(sc.manoeuvre.start, 0);
+  std::vector<Measurement> meas;
+  std::vector<EstimateRecord> out;
+  while (!truth.done() && truth.t() < duration) {
+    meas.clear();
+    truth.advance(meas);
+    for (auto m : meas) {
+      if (m.channel == Channel::gyro_z) m.value += 0.01;
+      obs.push(m);
+    }
+    out.push_back(obs.step(truth.t()));
+    if (yaw_error) yaw_error->push_back(std::abs(est::wrap_angle(out.back().yaw - truth.outputs().yaw)));
+  }
+  return out;
+}
+
+TEST(VehicleObserver, LearnsAGyroBiasAndARestartWithItIsConvergedAtOnce) {
+  auto sc = scenario("vehicle_double_lane_change.json", 8);
+  sc.observer.imu.gyro_bias = {true, 0.5 * M_PI / 180, 3e-9, -5 * M_PI / 180, 5 * M_PI / 180};
+  auto rms_between = [](const std::vector<double>& e, double from, double to) {
+    double s = 0;
+    int n = 0;
+    for (std::size_t i = 0; i < e.size(); ++i) {
+      const double t = 0.002 * static_cast<double>(i + 1);
+      if (t >= from && t <= to) s += e[i] * e[i], ++n;
+    }
+    return std::sqrt(s / n);
+  };
+  est::VehicleObserver cold(sc.model, sc.observer, sc.dt);
+  std::vector<double> cold_yaw;
+  const auto first = biased_drive(sc, cold, 8, &cold_yaw);
+  const auto& learned = first.back().calibration[2];  // gyro_bias_z
+  ASSERT_TRUE(learned.estimated);
+  EXPECT_NEAR(learned.value, 0.01, 0.02 * M_PI / 180) << "within 0.02 deg/s";
+  EXPECT_TRUE(learned.converged);
+  // the next start from what was learned (as the daemon restores its calibration file)
+  est::VehicleObserver warm(sc.model, sc.observer, sc.dt);
+  ASSERT_TRUE(warm.restore_parameter("gyro_bias_z", learned.value, learned.std, 0));
+  std::vector<double> warm_yaw;
+  biased_drive(sc, warm, 5, &warm_yaw);
+  // the converged filter: one that knows the bias to a thousandth of a degree per second
+  est::VehicleObserver known(sc.model, sc.observer, sc.dt);
+  ASSERT_TRUE(known.restore_parameter("gyro_bias_z", 0.01, 1e-3 * M_PI / 180, 0));
+  std::vector<double> known_yaw;
+  biased_drive(sc, known, 5, &known_yaw);
+  const double cold_early = rms_between(cold_yaw, 1, 5), warm_early = rms_between(warm_yaw, 1, 5);
+  const double converged = rms_between(known_yaw, 1, 5);
+  std::printf("yaw RMS 1-5 s: cold %.2e, warm %.2e, converged %.2e rad; learned bias %.6f rad/s\n", cold_early,
+              warm_early, converged, learned.value);
+  // from 1 s to 5 s of the lane change the warm start is as good as the converged filter, the
+  // cold one is not
+  EXPECT_LT(warm_early, 1.2 * converged) << "cold " << cold_early << " converged " << converged;
+  EXPECT_GT(cold_early, 2 * warm_early);
 }

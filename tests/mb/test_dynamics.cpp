@@ -31,7 +31,7 @@ struct Sim {
   }
   double energy() {
     ws.x.head(m.nq) = s.q;
-    return kinetic_energy(m, s.qd) + potential_energy(m, ws.x);
+    return kinetic_energy(m, ws.x, s.qd) + potential_energy(m, ws.x);
   }
 };
 
@@ -347,4 +347,43 @@ TEST(Dynamics, AllocationCounterSeesEigenAllocations) {
   long n = mbo::test::alloc_count_stop();
   EXPECT_GE(n, 1);
   EXPECT_EQ(v.sum(), 1000);
+}
+
+// A rotor (mb::Rotor) on a carrier at rest under a constant torque T: its spin is a scalar
+// integrated by the trapezoidal rule, exact for a constant acceleration, so after 1 s from
+// w0 the rate is w0 + T/J and the angle w0 + T/(2J) at every step size and speed. The same
+// wheel carried by unit vectors r, s = R(theta)(e1, e2) (the vehicle before rotors) reached
+// 89.75 instead of 90 rad/s from 70 at 2 ms (a response to torque (w dt)^2 / 2 too slow) and
+// turned 0.17 % short of the integral of its rate.
+TEST(Dynamics, RotorSpinIsExactUnderAConstantTorque) {
+  for (double dt : {1e-3, 2e-3, 5e-3}) {
+    for (double w0 : {70.0, 140.0}) {
+      ModelBuilder b("rotor", 3);
+      const int C = b.point("C", Vector3d::Zero(), true);
+      const int a = b.vector("a", Vector3d::UnitY(), true), e1 = b.vector("e1", Vector3d::UnitX(), true);
+      const int e2 = b.vector("e2", Vector3d::UnitZ(), true);
+      const int th = b.scalar("theta", 0.3, ScalarKind::angle);
+      BodySpec w;
+      w.name = "wheel";
+      w.mass = 20;
+      w.origin = C;
+      w.basis = {{e1, -1}, {a, -1}, {e2, -1}};
+      w.vectors = {{e1, Vector3d::UnitX()}, {a, Vector3d::UnitY()}, {e2, Vector3d::UnitZ()}};
+      w.inertia = Vector3d(0.6, 1.0, 0.6).asDiagonal();
+      w.rigid_constraints = false;
+      b.body(w);
+      b.rotor(th, e1, e2, 1.0);  // about e2 x e1 = a
+      b.coordinate_force({b.entity(th).slot, 20.0, -1, 1});
+      b.independent({b.entity(th).slot});
+      Sim sim(std::move(b).build());
+      sim.start({w0});
+      const int T = sim.m.coordinate("theta");
+      const int n = static_cast<int>(std::lround(1.0 / dt));
+      for (int k = 0; k < n; ++k) ASSERT_TRUE(step(sim.m, sim.s, sim.ws, dt).converged);
+      EXPECT_NEAR(sim.s.qd[T], w0 + 20, 1e-9 * w0) << dt << " " << w0;
+      EXPECT_NEAR(sim.s.q[T], 0.3 + w0 + 10, 1e-9 * w0) << dt << " " << w0;
+      EXPECT_NEAR(sim.s.qdd[T], 20, 1e-9);
+      EXPECT_NEAR(sim.energy(), 0.5 * (w0 + 20) * (w0 + 20), 1e-9 * w0 * w0);
+    }
+  }
 }

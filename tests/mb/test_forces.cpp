@@ -62,7 +62,7 @@ TEST(Forces, SpatialBodyKineticEnergyEqualsRigidBodyFormula) {
   Eigen::Matrix3d IG = Eigen::Vector3d(0.002, 0.002, 0.004).asDiagonal();
   Vector3d wl = R.transpose() * omega;
   double T = 0.5 * 1.0 * vG.squaredNorm() + 0.5 * wl.dot(IG * wl);
-  EXPECT_NEAR(kinetic_energy(m, qd), T, 1e-12);
+  EXPECT_NEAR(kinetic_energy(m, m.x0, qd), T, 1e-12);
 }
 
 TEST(Forces, SpringDamperStiffnessAndDampingMatchFiniteDifferences) {

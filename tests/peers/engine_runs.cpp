@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "chain_model.hpp"
+#include "mbobserver/mb/builder.hpp"
 #include "mbobserver/mb/forces.hpp"
 #include "mbobserver/mb/kinematics.hpp"
 #include "mbobserver/mb/model_json.hpp"
@@ -20,12 +21,21 @@ std::vector<double> EngineRun::tracked_values() const {
   out.reserve(3 * tracked.size());
   for (int slot : tracked)
     for (int k = 0; k < 3; ++k) out.push_back(k < model.dim ? s.q[slot + k] : 0.0);
+  if (spin >= 0) {
+    // u, v turned about w by the spin: u cos + v sin, v cos - u sin (w x u = v).
+    const double c = std::cos(s.q[spin]), sn = std::sin(s.q[spin]);
+    for (int k = 0; k < 3; ++k) {
+      const double u = out[k], v = out[3 + k];
+      out[k] = c * u + sn * v;
+      out[3 + k] = c * v - sn * u;
+    }
+  }
   return out;
 }
 
 double EngineRun::energy() {
   ws.x.head(model.nq) = s.q;
-  return mbo::mb::kinetic_energy(model, s.qd) + mbo::mb::potential_energy(model, ws.x);
+  return mbo::mb::kinetic_energy(model, ws.x, s.qd) + mbo::mb::potential_energy(model, ws.x);
 }
 
 bool EngineRun::advance_to(double t, double dt) {
@@ -98,6 +108,51 @@ std::unique_ptr<EngineRun> engine_spinning_top(const std::string& dir, const Top
   r->s.qd[pitch] = rates[1];
   r->s.qd[roll] = rates[2];
   r->tracked = {slot_of(r->model, "u"), slot_of(r->model, "v"), slot_of(r->model, "w")};
+  assemble(*r);
+  return r;
+}
+
+std::unique_ptr<EngineRun> engine_gyroscope(const TopSpec& sp) {
+  if (sp.roll != 0) throw std::invalid_argument("engine_gyroscope: the gimbal has no roll");
+  using Eigen::Vector3d;
+  mbo::mb::ModelBuilder b("gyroscope", 3);
+  b.set_gravity({0, 0, -sp.g});
+  const Eigen::Matrix3d R0 =
+      (Eigen::AngleAxisd(sp.yaw, Vector3d::UnitZ()) * Eigen::AngleAxisd(sp.pitch, Vector3d::UnitY()))
+          .toRotationMatrix();
+  const int O = b.point("O", Vector3d::Zero(), true);
+  const int u = b.vector("u", R0.col(0)), v = b.vector("v", R0.col(1)), w = b.vector("w", R0.col(2));
+  const int yaw = b.scalar("yaw", sp.yaw, mbo::mb::ScalarKind::angle);
+  const int pitch = b.scalar("pitch", sp.pitch, mbo::mb::ScalarKind::angle);
+  const int roll = b.scalar("roll", 0, mbo::mb::ScalarKind::angle, true);
+  const int spin = b.scalar("spin", 0, mbo::mb::ScalarKind::angle);
+  b.orientation_zyx(u, v, w, yaw, pitch, roll);
+  mbo::mb::BodySpec c;
+  c.name = "top";
+  c.mass = sp.mass;
+  c.origin = O;
+  c.basis = {{u, -1}, {v, -1}, {w, -1}};
+  c.vectors[u] = Vector3d::UnitX();
+  c.vectors[v] = Vector3d::UnitY();
+  c.vectors[w] = Vector3d::UnitZ();
+  c.com = Vector3d(0, 0, sp.com_height);
+  c.inertia = Vector3d(sp.inertia_transverse, sp.inertia_transverse, sp.inertia_axial).asDiagonal();
+  c.rigid_constraints = false;
+  b.body(c);
+  b.rotor(spin, v, u, sp.inertia_axial);  // about u x v = w
+  b.independent({b.entity(yaw).slot, b.entity(pitch).slot, b.entity(spin).slot});
+  auto r = std::make_unique<EngineRun>(std::move(b).build());
+  // omega = yaw' ez + pitch' Rz(yaw) ey + spin' w.
+  Eigen::Matrix3d E;
+  E.col(0) = Vector3d::UnitZ();
+  E.col(1) = Vector3d(-std::sin(sp.yaw), std::cos(sp.yaw), 0);
+  E.col(2) = R0.col(2);
+  const Vector3d rates = E.lu().solve(Vector3d(sp.omega[0], sp.omega[1], sp.omega[2]));
+  r->s.qd[slot_of(r->model, "yaw")] = rates[0];
+  r->s.qd[slot_of(r->model, "pitch")] = rates[1];
+  r->s.qd[slot_of(r->model, "spin")] = rates[2];
+  r->tracked = {slot_of(r->model, "u"), slot_of(r->model, "v"), slot_of(r->model, "w")};
+  r->spin = slot_of(r->model, "spin");
   assemble(*r);
   return r;
 }

@@ -28,6 +28,9 @@ class EngineRun {
   mbo::mb::Workspace ws;
   mbo::mb::State s;
   std::vector<int> tracked;  // x slot of each tracked point or vector (model.dim components)
+  // >= 0: the q slot of a rotor's spin about the third tracked vector w; the first two (u, v)
+  // are then turned by it about w, giving the axes of the spinning body (engine_gyroscope).
+  int spin = -1;
 
   // Tracked values as 3-D vectors (z = 0 in planar models), in the peer's order.
   std::vector<double> tracked_values() const;
@@ -43,6 +46,10 @@ class EngineRun {
 // `models_dir` holds double_pendulum.json, spinning_top.json, fourbar.json, slider_crank.json.
 std::unique_ptr<EngineRun> engine_double_pendulum(const std::string& models_dir, const DoublePendulumSpec& spec);
 std::unique_ptr<EngineRun> engine_spinning_top(const std::string& models_dir, const TopSpec& spec);
+// The same top as a gimbal and a rotor (mb::Rotor): a carrier triad u, v, w = Rz(yaw) Ry(pitch)
+// holding the top's mass, centre of gravity and inertia, and the spin about w as a rotor
+// angle. spec.roll must be 0. Tracked: the top's u, v, w (see EngineRun::spin).
+std::unique_ptr<EngineRun> engine_gyroscope(const TopSpec& spec);
 std::unique_ptr<EngineRun> engine_fourbar(const std::string& models_dir, const FourBarSpec& spec);
 std::unique_ptr<EngineRun> engine_slider_crank(const std::string& models_dir, const SliderCrankSpec& spec);
 std::unique_ptr<EngineRun> engine_chain(const ChainSpec& spec, double penalty = kChainPenalty);

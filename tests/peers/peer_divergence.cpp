@@ -2,7 +2,7 @@
 // running maximum over time of the largest difference of the tracked positions (m) or unit
 // vectors, and the energy drift of both programs. Usage:
 //   mbo_peer_divergence [mechanism] [horizon_s] [chain_penalty]
-// mechanism: pendulum | top | chain1 | chain4 | fourbar | slider | all (default all).
+// mechanism: pendulum | top | gyroscope | chain1 | chain4 | fourbar | slider | all (default all).
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -46,6 +46,9 @@ std::vector<Mechanism> mechanisms() {
        [=](double a) { return SimbodyPeer::double_pendulum({}, acc(a)); },
        [](const SimbodyOptions& o) { return SimbodyPeer::double_pendulum({}, o); }},
       {"top", [] { return engine_spinning_top(kModels, spinning()); },
+       [=](double a) { return SimbodyPeer::spinning_top(spinning(), acc(a)); },
+       [](const SimbodyOptions& o) { return SimbodyPeer::spinning_top(spinning(), o); }},
+      {"gyroscope", [] { return engine_gyroscope(spinning()); },
        [=](double a) { return SimbodyPeer::spinning_top(spinning(), acc(a)); },
        [](const SimbodyOptions& o) { return SimbodyPeer::spinning_top(spinning(), o); }},
       {"chain1", [] { return engine_chain(ChainSpec{1}, g_chain_penalty); },

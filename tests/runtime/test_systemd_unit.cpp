@@ -72,6 +72,8 @@ TEST(SystemdUnit, KeepsTheServiceContractAndItsHardening) {
   EXPECT_THAT(text, ::testing::ContainsRegex("\nWatchdogSec=[0-9]+"));
   EXPECT_THAT(text, HasSubstr("\nRestartPreventExitStatus=2\n"));
   EXPECT_THAT(text, HasSubstr("\nDynamicUser=yes\n"));
+  // the calibration file lives in the state directory the dynamic user is given
+  EXPECT_THAT(text, HasSubstr("\nStateDirectory=mbobserver\n"));
   EXPECT_THAT(text, HasSubstr("\nProtectSystem=strict\n"));
   EXPECT_THAT(text, HasSubstr("\nNoNewPrivileges=yes\n"));
   EXPECT_THAT(text, HasSubstr("\nRestrictAddressFamilies=AF_CAN AF_NETLINK AF_INET AF_INET6 AF_UNIX\n"));

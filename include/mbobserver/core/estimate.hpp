@@ -41,6 +41,20 @@ struct SensorHealth {
   std::uint64_t implausible = 0;  // samples not fused: at their DBC limit, stuck, out of physics
 };
 
+// Parameters the observer can learn while driving (self-calibration), in a fixed order so that
+// the record keeps its fixed size. Sensor parameters: gyroscope and accelerometer biases (rad/s,
+// m/s^2), each wheel's scale r_model / r_effective, the GNSS latency (s).
+inline constexpr std::array<std::string_view, 11> kCalibrationNames = {
+    "gyro_bias_x",    "gyro_bias_y",    "gyro_bias_z",    "accel_bias_x",   "accel_bias_y", "accel_bias_z",
+    "wheel_scale_fl", "wheel_scale_fr", "wheel_scale_rl", "wheel_scale_rr", "gnss_latency"};
+inline constexpr std::size_t kCalibrationCount = kCalibrationNames.size();
+
+struct Calibration {
+  bool estimated = false;  // only estimated parameters are published
+  bool converged = false;  // its 1-sigma is below the level that counts as learned
+  double value = 0, std = 0;
+};
+
 // Fault bits of EstimateRecord::faults.
 enum Fault : std::uint32_t {
   kFaultNone = 0,
@@ -99,6 +113,7 @@ struct EstimateRecord {
   std::uint32_t faults = 0;
   std::uint64_t resets = 0;
   std::array<SensorHealth, kSensorKindCount> sensors{};
+  std::array<Calibration, kCalibrationCount> calibration{};
 
   // Latency, microseconds: newest frame used -> step start, step compute, step end -> sent.
   // The estimator fills the first two; the publisher fills step_to_send_us just before the

@@ -37,6 +37,10 @@ struct ErrorEkfSettings {
   // FE: estimated inputs (dp): spectral density of each one's rate, and its initial 1-sigma,
   // which is also the largest its 1-sigma may grow to while nothing observes it.
   std::vector<double> input_rate_noise, initial_std_p;
+  // Estimated sensor parameters (biases, scale factors, a latency; errorEKF and FE alike):
+  // spectral density of each one's rate and its initial 1-sigma, which is also the largest its
+  // 1-sigma may grow to while nothing observes it.
+  std::vector<double> sensor_rate_noise, initial_std_s;
   double gate_sigma = 5;  // reject |innovation| > gate_sigma * sqrt(S); 0: no gate
   double max_variance = 1e12;  // variances are clipped here (bounded covariance)
 };
@@ -61,6 +65,8 @@ class ErrorEkf {
   const std::vector<int>& forced() const { return settings_.forced; }
   // FE: how many model inputs are estimated (the block layout().input()).
   int inputs() const { return layout_.inputs; }
+  // How many sensor parameters are estimated (the block layout().sensor()).
+  int sensor_parameters() const { return layout_.sensors; }
 
   // P = F P F' + W with the error reset to zero. A21 = dzdd/dz, A22 = dzdd/dzd (n x n) may be
   // given for errorEKF-FE, and B = dzdd/du (n x inputs()) when it estimates inputs.

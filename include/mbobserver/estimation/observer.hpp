@@ -48,6 +48,10 @@ struct ObserverSettings {
   // estimate's error to the value it finds there. Unused with errorEKF.
   std::vector<int> estimated_inputs;
   std::vector<double> input_min, input_max;
+  // Estimated sensor parameters (biases, scale factors, a latency), which sensors read by
+  // index (MeasureContext::param): the value each starts from and the range it is held in;
+  // their noise is filter.sensor_rate_noise / initial_std_s. errorEKF and FE alike.
+  std::vector<double> sensor_initial, sensor_min, sensor_max;
 };
 
 // The coordinates of a "force_error" block that carry an acceleration error: those named in
@@ -123,6 +127,10 @@ class MbObserver {
   const MatrixXd& input_jacobian() const { return B_; }
   // FE: what the filter adds to each estimated input (the caller's value + this is used).
   const VectorXd& input_error() const { return input_error_; }
+  // The estimated sensor parameters' current values, and a value set from outside (a saved
+  // calibration), held in its range; its variance is set to var if var > 0.
+  const VectorXd& sensor_parameters() const { return sensor_params_; }
+  void set_sensor_parameter(int k, double value, double var = -1);
 
  private:
   void jacobian_row(const Gradients& g, VectorXd& H);
@@ -145,6 +153,7 @@ class MbObserver {
   VectorXd xdd_, H_, hzdd_, dq_, tmp_q_, qdd_before_;
   Gradients grad_;
   VectorXd input_error_, input_base_;
+  VectorXd sensor_params_, tmp_s_;
   long steps_ = 0;
   bool jacobians_trusted_ = false;  // the first pair has nothing to be compared with
 };

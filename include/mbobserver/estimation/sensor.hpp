@@ -26,7 +26,7 @@ struct SparseGradient {
   int nq = 0;  // slots >= nq (constants) are dropped
   void clear(int nq_) { n = 0, nq = nq_; }
   void add(int s, double v) {
-    if (s >= nq || v == 0) return;
+    if (s < 0 || s >= nq || v == 0) return;
     for (int i = 0; i < n; ++i)
       if (slot[i] == s) {
         value[i] += v;
@@ -38,17 +38,22 @@ struct SparseGradient {
   }
 };
 
+// dp: over the estimated sensor parameters (biases, scale factors, a latency), by index.
 struct Gradients {
-  SparseGradient dq, dqd, dqdd;
-  void clear(int nq) { dq.clear(nq), dqd.clear(nq), dqdd.clear(nq); }
+  SparseGradient dq, dqd, dqdd, dp;
+  void clear(int nq, int np = SparseGradient::kCapacity) { dq.clear(nq), dqd.clear(nq), dqdd.clear(nq), dp.clear(np); }
 };
 
-// The model state a sensor reads: x = [q; constants], xd = [qd; 0], xdd = [qdd; 0].
+// The model state a sensor reads: x = [q; constants], xd = [qd; 0], xdd = [qdd; 0], and the
+// current values of the estimated sensor parameters (null: none are estimated).
 struct MeasureContext {
   const mb::Model& model;
   const VectorXd& x;
   const VectorXd& xd;
   const VectorXd& xdd;
+  const VectorXd* params = nullptr;
+  // Parameter k's value, or `fallback` when it is not estimated (k < 0).
+  double param(int k, double fallback) const { return k >= 0 && params ? (*params)[k] : fallback; }
 };
 
 class Sensor {

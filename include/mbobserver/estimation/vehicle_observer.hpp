@@ -101,6 +101,20 @@ class VehicleObserver {
   static SensorKind kind_of(const ScalarMeasurement& m) { return aiding::MeasurementRows::kind(m); }
   // ENU <-> geodetic of the origin in use (valid once started).
   const GeographicLib::LocalCartesian& geodesy() const { return gnss_.geodesy(); }
+  // The sensor parameters it estimates (the error state's sensor block, in order), their values
+  // and 1-sigma now.
+  const std::vector<aiding::SensorParameter>& sensor_parameters() const { return parameters_; }
+  double parameter_value(int k) const { return obs_->sensor_parameters()[k]; }
+  double parameter_std(int k) const;
+  // Starts parameter `name` from a value learned before (a saved calibration) with its 1-sigma,
+  // the variance grown by the parameter's random walk over `age_s` (never above its initial
+  // one). False when it does not estimate such a parameter.
+  bool restore_parameter(std::string_view name, double value, double std, double age_s);
+  // The observer's positions and velocities and the covariance of the kinematic error block
+  // [z, zd] in physical terms: wheels whose scale is estimated are spun as their Hall sensors
+  // count them (angle counts + s (theta - model), rate s theta_dot), with the scale's
+  // uncertainty carried into their variance (what a truth is compared with).
+  void physical_kinematics(mb::State& out, Eigen::MatrixXd& P) const;
 
  private:
   void gather(double t);
@@ -116,6 +130,10 @@ class VehicleObserver {
   aiding::ImuAiding imu_;
   aiding::WheelHallAiding wheels_;
   std::unique_ptr<MbObserver> obs_;
+  std::vector<aiding::SensorParameter> parameters_;
+  std::vector<std::size_t> calibration_index_;  // of each parameter in EstimateRecord::calibration
+  mutable std::vector<double> kin_scale_, kin_coef_;
+  mutable std::vector<int> kin_param_;
   bool started_ = false;
 
   aiding::MeasurementRows rows_;

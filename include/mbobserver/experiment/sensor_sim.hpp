@@ -102,12 +102,19 @@ class SensorSim {
  public:
   SensorSim(const models::Vehicle& truth, const SensorSimConfig& c, std::uint64_t seed);
 
-  // The truth's state and inputs at the start (t = 0): what the sensors with clocks of their own
-  // interpolate from until the first step.
-  void start(const mb::State& truth, const models::VehicleInputs& inputs);
+  // The truth's state and inputs at the start (t = 0): the Hall sensors' angles begin at its
+  // spin angles, and the sensors with clocks of their own interpolate from it until the first
+  // step. Without start(), the first sample() starts the sensors at that state.
+  void start(const mb::State& truth, const models::VehicleInputs& inputs = {});
   // Samples whose frames arrive by time t (after the truth stepped to t), appended to `out` in
-  // the order of their receive times (Measurement::t). Call it after every step of the truth.
+  // the order of their receive times (Measurement::t). Call it after every step of the truth:
+  // the Hall sensors integrate the wheels' spin rates over each step.
   void sample(double t, const mb::State& truth, const models::VehicleInputs& inputs, std::vector<Measurement>& out);
+
+  // The angle (rad) each Hall sensor has turned to: the integral of the wheel's spin rate
+  // relative to its carrier, exact for the rate's cubic Hermite interpolant through the
+  // truth's rates and accelerations at the steps, independent of the model's own angle.
+  const std::array<double, 4>& wheel_angles() const { return angle_; }
 
   const SensorSimConfig& config() const { return c_; }
   const GeographicLib::LocalCartesian& geodesy() const { return enu_; }
@@ -156,6 +163,8 @@ class SensorSim {
   Signals prev_[kGroups], cur_[kGroups];
   bool started_ = false;
   double last_t_ = 0;
+  // Hall angles; spin rates and accelerations at last_t_
+  std::array<double, 4> angle_{}, spin_rate_{}, spin_accel_{};
   // error processes, each on its own stream
   ImuBiasDrift accel_drift_, gyro_drift_;
   double last_imu_sample_ = -1;

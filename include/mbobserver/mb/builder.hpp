@@ -79,6 +79,10 @@ class ModelBuilder {
   void coordinate_spring_damper(const CoordinateSpringDamper& s);
   void coordinate_force(const CoordinateForce& f);
   void custom_force(std::shared_ptr<const CustomForce> f);
+  // An axisymmetric rotor of polar moment J spinning by the angle `theta` about e2 x e1 of
+  // the carrier vectors e1, e2 (Rotor in model.hpp); the carrier body keeps the rotor's
+  // whole inertia tensor.
+  void rotor(int theta, int e1, int e2, double J);
 
   void independent(const std::vector<int>& slots);
 

@@ -27,6 +27,16 @@ StepResult step(const Model& m, State& s, Workspace& ws, double dt);
 // the projections only, used once before the first step.
 void initialize_accelerations(const Model& m, State& s, Workspace& ws);
 
+// Lagrange's equations of the rotors' kinetic energy beyond the constant mass matrix
+// (model.hpp, Rotor): out += J (e1 . e2_ddot + e1_dot . e2_dot) on theta, J (theta_ddot e1 +
+// theta_dot e1_dot) on e2, -J theta_dot e2_dot on e1. x, xd over [q; constants]; qdd over q,
+// or nullptr for the velocity terms alone.
+void rotor_inertia(const Model& m, const VectorXd& x, const VectorXd& xd, const VectorXd* qdd, VectorXd& out);
+
+// The rotors' coupling inertia J e1 between theta and e2 at x, written into a dense nq x nq
+// mass matrix that holds the constant part (Model::mass) already.
+void rotor_mass(const Model& m, const VectorXd& x, Eigen::MatrixXd& M);
+
 // ||Phi||, ||Phi_q qd + Phi_t||, ||Phi_q qdd + Phi_q_dot qd + Phi_tt|| (infinity norms).
 struct ConstraintResiduals {
   double position = 0, velocity = 0, acceleration = 0;

@@ -48,7 +48,8 @@ void record_force_patterns(const Model& m, const VectorXd& x, std::vector<Model:
 
 // Potential energy of gravity and of the linear springs (for conservation checks).
 double potential_energy(const Model& m, const VectorXd& x);
-// Kinetic energy 1/2 qd' M qd.
-double kinetic_energy(const Model& m, const VectorXd& qd);
+// Kinetic energy 1/2 qd' M qd plus the rotors' coupling J theta_dot (e1 . e2_dot); x over
+// [q; constants] (the rotors' e1), qd over q.
+double kinetic_energy(const Model& m, const VectorXd& x, const VectorXd& qd);
 
 }  // namespace mbo::mb

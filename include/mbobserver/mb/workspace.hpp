@@ -3,6 +3,7 @@
 // allocate nothing.
 #pragma once
 
+#include <array>
 #include <vector>
 
 #include "mbobserver/mb/forces.hpp"
@@ -38,6 +39,7 @@ class Workspace {
   std::vector<PairSlot> jtj_slots;
   std::vector<std::vector<WeightedSlot>> custom_slots;  // per custom force: column-major a+b*n -> slot
   std::vector<std::vector<int>> custom_coordinates;  // per custom force: its coordinates()
+  std::vector<std::array<int, 3>> rotor_slots;  // per rotor: tangent slots (theta, e2 + k); -1: e2 fixed
   VectorXd res, dq, qd_hat, qdd_hat, tmp, tmp2;
   VectorXd kc_dyn;  // nc scratch of the dynamics
 

@@ -16,6 +16,7 @@ class AeroDrag final : public mb::CustomForce {
   std::vector<int> coordinates() const override;
   void evaluate(const mb::Model& model, const Eigen::VectorXd& x, const Eigen::VectorXd& xd,
                 const Eigen::VectorXd& inputs, double t, mb::ForceSink& out) const override;
+  const Eigen::Vector3d& point() const { return local_; }  // along u, v, w from P0
 
  private:
   double k_;

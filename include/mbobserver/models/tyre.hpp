@@ -88,9 +88,9 @@ CombinedSlip combined_slip(double sx, double sy, double Dx, double Dy, const Mag
 // Position and velocity of one wheel (all in the ground frame).
 struct WheelKinematics {
   Eigen::Vector3d C, Cd;  // centre
-  Eigen::Vector3d a, r, s;  // axle and two radial unit vectors (r x a = s)
+  Eigen::Vector3d a, r, s;  // the carrier's triad: axle and two radial unit vectors (r x a = s)
   Eigen::Vector3d ad, rd, sd;
-  double theta_d = 0;  // spin rate relative to the carrier
+  double theta_d = 0;  // spin rate of the wheel relative to the carrier, about a
 };
 
 // The tyre at one contact.

@@ -6,11 +6,13 @@
 //             orientation constraints (u v w = Rz(yaw) Ry(pitch) Rx(roll)), so that an
 //             observer corrects yaw, pitch and roll directly (Sinigaglia 2016 4.2.4);
 //   wheels    centre C on a strut: a line through a chassis point along a chassis-fixed axis,
-//             with the travel s (+ bump) as its distance coordinate; the wheel triad (axle a,
+//             with the travel s (+ bump) as its distance coordinate; the carrier triad (axle a,
 //             radial r, s) as combinations of u, v, w with cos/sin factors of the steering
 //             angle delta (front; driven from the steering input through the Ackermann
-//             geometry) and of the spin angle theta, which is measured relative to the carrier,
-//             so drive and brake torques on theta react on the chassis;
+//             geometry); the wheel turns relative to the carrier by the spin angle theta, a
+//             rotor coordinate (mb::Rotor: the spin's inertia and its gyroscopic coupling to
+//             the carrier), so drive and brake torques on theta react on the chassis and the
+//             angle advances by the integral of its rate (what a Hall sensor counts);
 //   masses    the chassis (sprung mass, its inertia tensor about P0) and one body per wheel
 //             holding the whole unsprung mass at C (wheel, tyre, carrier, half the links) with
 //             the spin inertia of the rotating parts; kinematic camber and toe are constant.

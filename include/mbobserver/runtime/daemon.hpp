@@ -18,6 +18,7 @@
 #include "mbobserver/io/serial_nmea_source.hpp"
 #include "mbobserver/io/signal_map.hpp"
 #include "mbobserver/models/vehicle.hpp"
+#include "mbobserver/runtime/calibration_file.hpp"
 #include "mbobserver/runtime/config.hpp"
 #include "mbobserver/runtime/fixed_step_clock.hpp"
 
@@ -28,11 +29,13 @@ struct DaemonConfig {
   std::filesystem::path file;
   std::string log_level = "info";
   std::shared_ptr<const models::Vehicle> vehicle;
+  std::string vehicle_sha256;  // of the vehicle file, which a saved calibration must match
   std::shared_ptr<const io::SignalMap> signals;
   std::optional<io::SerialNmeaOptions> gnss_serial;
   est::VehicleObserverConfig observer;
   PublishConfig publish;
   RuntimeConfig runtime;
+  CalibrationConfig calibration;
 };
 
 // Reads and checks the whole file; any error is a ConfigError naming the file and place.
@@ -45,6 +48,7 @@ struct DaemonOptions {
   std::optional<std::filesystem::path> summary_json;
   bool progress = true;  // progress line with ETA on stderr (replay)
   double stop_after_s = 0;  // > 0: stop after this much estimator time
+  std::optional<std::filesystem::path> calibration;  // --calibration: the state file (overrides the config's)
 };
 
 // Runs until the log ends (replay) or SIGTERM/SIGINT; prints the summary. Returns the exit code.

@@ -109,6 +109,7 @@ struct StatusRecord {
   std::array<CanControllerStatus, kMaxCanControllers> can{};
   std::size_t can_count = 0;
   std::array<SensorHealth, kSensorKindCount> sensors{};
+  std::array<Calibration, kCalibrationCount> calibration{};  // of the last estimate
 
   // Append helpers; an entry beyond the fixed capacity is dropped (false).
   bool add_queue(std::string_view name, const QueueCounters& c) {

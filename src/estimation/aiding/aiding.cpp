@@ -5,6 +5,21 @@
 
 namespace mbo::est::aiding {
 
+EstimateConfig read_estimate_config(const JsonReader& section, std::string_view key, const EstimateConfig& d,
+                                    double unit) {
+  EstimateConfig c = d;
+  auto r = section.find(key);
+  if (!r) return c;
+  c.on = r->boolean("enabled", true);
+  c.initial_std = r->positive("initial_std", d.initial_std / unit) * unit;
+  c.rate_noise = r->non_negative("plant_noise", d.rate_noise / (unit * unit)) * unit * unit;
+  c.min = r->number("min", d.min / unit) * unit;
+  c.max = r->number("max", d.max / unit) * unit;
+  if (!(c.min < c.max)) r->fail("\"min\" must be below \"max\"");
+  r->finish();
+  return c;
+}
+
 void RowMonitor::update(const UpdateResult& u, double t, const MonitorConfig& c) {
   const double nis = u.variance > 0 ? std::min(u.innovation * u.innovation / u.variance, c.nis_cap) : c.nis_cap;
   // first-order low-pass in time: rows come at their sensor's rate, whatever it is

@@ -41,6 +41,9 @@ GnssConfig read_gnss_config(const JsonReader& g, double default_gate) {
   G.gate_sigma = g.non_negative("gate_sigma", default_gate);
   G.reset_after_rejection_s = g.positive("reset_after_rejection_s", G.reset_after_rejection_s);
   G.start_fixes = static_cast<int>(g.integer("start_fixes", 1, 100, G.start_fixes));
+  G.latency = read_estimate_config(g, "estimate_latency", G.latency);
+  if (G.latency.on && !(G.latency.min <= G.latency_s && G.latency_s <= G.latency.max))
+    g.at("estimate_latency").fail("latency_s is outside [min, max]");
   if (auto o = g.find("origin")) {
     if (o->is_string()) {
       if (o->as_string() != "first_fix") o->fail("expected \"first_fix\" or {\"lat\", \"lon\", \"alt\"}");
@@ -64,14 +67,23 @@ GnssAiding::GnssAiding(const GnssConfig& config, const models::Vehicle& vehicle)
   for (auto& h : health_) h.set_timeout(cfg_.timeout_s);
 }
 
+void GnssAiding::declare_parameters(SensorParameters& list) {
+  const auto& l = cfg_.latency;
+  if (l.on)
+    latency_param_ = list.add({"gnss_latency", cfg_.latency_s, l.initial_std, l.rate_noise, l.min, l.max, 0.005});
+}
+
 void GnssAiding::add_models(SensorModels& models) const {
   const auto& v = vehicle_;
   const mb::LinearVec origin{{mb::LinearTerm{v.P0, 1, 0}}};
   const mb::LinearVec antenna = v.chassis_point(cfg_.antenna);
-  models[index_of(SensorKind::gnss_position)] =
-      std::make_shared<GnssPositionSensor>(antenna, cfg_.chassis_only, origin, cfg_.latency_s);
-  models[index_of(SensorKind::gnss_velocity)] = std::make_shared<GnssVelocitySensor>(antenna);
-  models[index_of(SensorKind::gnss_course)] = std::make_shared<GnssCourseSensor>(antenna, v.yaw);
+  auto position = std::make_shared<GnssPositionSensor>(antenna, cfg_.chassis_only, origin, cfg_.latency_s);
+  position->estimate_latency(latency_param_);
+  models[index_of(SensorKind::gnss_position)] = position;
+  models[index_of(SensorKind::gnss_velocity)] =
+      std::make_shared<GnssVelocitySensor>(antenna, cfg_.latency_s, latency_param_);
+  models[index_of(SensorKind::gnss_course)] =
+      std::make_shared<GnssCourseSensor>(antenna, v.yaw, cfg_.latency_s, latency_param_);
 }
 
 void GnssAiding::place_chassis(double e, double n, double yaw, models::VehicleStart& st) const {

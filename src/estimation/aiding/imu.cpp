@@ -48,6 +48,8 @@ ImuConfig read_imu_config(const JsonReader& m, double default_gate) {
   I.timeout_s = m.positive("timeout_s", I.timeout_s);
   I.gate_sigma = m.non_negative("gate_sigma", default_gate);
   I.stuck_after_s = m.non_negative("stuck_after_s", I.stuck_after_s);
+  I.gyro_bias = read_estimate_config(m, "estimate_gyro_bias", I.gyro_bias, kDeg);
+  I.accel_bias = read_estimate_config(m, "estimate_accel_bias", I.accel_bias);
   m.finish();
   return I;
 }
@@ -73,12 +75,30 @@ bool ImuAiding::hold(const Measurement& m) {
   return samples_.hold(m);
 }
 
+void ImuAiding::declare_parameters(SensorParameters& list) {
+  constexpr const char* kAxis[3] = {"x", "y", "z"};
+  for (int k = 0; k < 3; ++k) {
+    const auto& g = cfg_.gyro_bias;
+    if (g.on && cfg_.use_gyro && cfg_.gyro_axes[k])
+      gyro_bias_param_[k] =
+          list.add({std::string("gyro_bias_") + kAxis[k], 0.0, g.initial_std, g.rate_noise, g.min, g.max, 0.01 * kDeg});
+    const auto& a = cfg_.accel_bias;
+    if (a.on && use_accel_ && cfg_.accel_axes[k])
+      accel_bias_param_[k] =
+          list.add({std::string("accel_bias_") + kAxis[k], 0.0, a.initial_std, a.rate_noise, a.min, a.max, 0.02});
+  }
+}
+
 void ImuAiding::add_models(SensorModels& models) const {
   const auto& v = vehicle_;
   const ChassisFrame f{v.u, v.v, v.w};
-  models[index_of(SensorKind::gyroscope)] = std::make_shared<GyroSensor>(f, cfg_.rotation, Eigen::Vector3d::Zero());
-  models[index_of(SensorKind::accelerometer)] = std::make_shared<AccelerometerSensor>(
-      f, v.chassis_point(cfg_.position), cfg_.rotation, v.model.gravity, Eigen::Vector3d::Zero(), cfg_.accel_attitude);
+  auto gyro = std::make_shared<GyroSensor>(f, cfg_.rotation, Eigen::Vector3d::Zero());
+  gyro->estimate_bias(gyro_bias_param_);
+  models[index_of(SensorKind::gyroscope)] = gyro;
+  auto accel = std::make_shared<AccelerometerSensor>(f, v.chassis_point(cfg_.position), cfg_.rotation, v.model.gravity,
+                                                     Eigen::Vector3d::Zero(), cfg_.accel_attitude);
+  accel->estimate_bias(accel_bias_param_);
+  models[index_of(SensorKind::accelerometer)] = accel;
 }
 
 void ImuAiding::use_accelerometers(const std::vector<int>& observed, bool force_error, const std::vector<int>& forced) {

@@ -21,6 +21,8 @@ WheelSensorConfig read_wheel_sensor_config(const JsonReader& w, double default_g
   W.stuck_teeth = w.positive("stuck_teeth", W.stuck_teeth);
   W.free_rolling_pressure = w.non_negative("free_rolling_pressure_bar", W.free_rolling_pressure / 1e5) * 1e5;
   W.max_speed = w.positive("max_speed", W.max_speed);
+  W.scale = read_estimate_config(w, "estimate_scale", W.scale);
+  if (W.scale.on && !(W.scale.min <= 1 && 1 <= W.scale.max)) w.at("estimate_scale").fail("[min, max] must hold 1");
   w.finish();
   return W;
 }
@@ -30,14 +32,27 @@ WheelHallAiding::WheelHallAiding(const WheelSensorConfig& config, const models::
   health_.set_timeout(cfg_.timeout_s);
 }
 
+void WheelHallAiding::declare_parameters(SensorParameters& list) {
+  const auto& c = cfg_.scale;
+  if (!c.on || !cfg_.use) return;
+  for (int w = 0; w < 4; ++w)
+    scale_param_[w] = list.add(
+        {"wheel_scale_" + std::string(kWheelNames[w]), 1.0, c.initial_std, c.rate_noise, c.min, c.max, 0.0005});
+}
+
 void WheelHallAiding::add_models(SensorModels& models) const {
   std::array<int, 4> spins{};
   for (int w = 0; w < 4; ++w) spins[w] = vehicle_.wheels[w].spin;
-  models[index_of(SensorKind::wheel_hall)] = std::make_shared<WheelHallSensor>(spins);
+  auto hall = std::make_shared<WheelHallSensor>(spins);
+  hall->estimate_scale(scale_param_, &anchors_);
+  models[index_of(SensorKind::wheel_hall)] = hall;
 }
 
 void WheelHallAiding::gather(double t, const mb::State& model, const models::VehicleInputs& inputs,
-                             MeasurementRows& rows) {
+                             const Eigen::VectorXd& params, MeasurementRows& rows) {
+  // The anchors of estimated scales follow the model every so often, so that the angle turned
+  // since (the scale's Jacobian) stays bounded; the measurement itself is unchanged by it.
+  constexpr double kReanchor_s = 10;
   double v = 0, ts = 0;
   const double tooth = 2 * M_PI / cfg_.teeth;
   for (int w = 0; w < 4; ++w) {
@@ -60,8 +75,15 @@ void WheelHallAiding::gather(double t, const mb::State& model, const models::Veh
       health_.implausible();
       continue;
     }
+    const bool anchor = !unwrap_[w];
     if (!unwrap_[w]) unwrap_[w].emplace(cfg_.teeth, cfg_.modulus[w]);
     const double angle = unwrap_[w]->angle(static_cast<std::uint32_t>(count), model_angle);
+    if (scale_param_[w] >= 0 && (anchor || ts - anchored_t_[w] > kReanchor_s)) {
+      auto& a = anchors_[w];
+      a.counts = anchor ? angle : a.counts + scale(w, params) * (model_angle - a.model);
+      a.model = model_angle;
+      anchored_t_[w] = ts;
+    }
     if (angle_t_[w] >= 0 && ts > angle_t_[w] && std::abs(angle - angle_[w]) > cfg_.max_speed * (ts - angle_t_[w])) {
       // a counter that jumped: not a wheel's motion
       health_.implausible();
@@ -94,8 +116,14 @@ void WheelHallAiding::reset_wheel(int w, MbObserver& observer) {
   ++resets_;
   auto& s = observer.state();
   const int slot = vehicle_.wheels[w].spin;
-  s.q[slot] = angle_[w];
-  s.qd[slot] = rate_[w];
+  if (scale_param_[w] < 0) {
+    s.q[slot] = angle_[w];
+    s.qd[slot] = rate_[w];
+  } else {  // the counts through the wheel's scale
+    const double k = scale(w, observer.sensor_parameters());
+    s.q[slot] = anchors_[w].model + (angle_[w] - anchors_[w].counts) / k;
+    s.qd[slot] = rate_[w] / k;
+  }
   mb::solve_position(vehicle_.model, s.q, s.u, observer.workspace());
   mb::solve_velocity(vehicle_.model, s.u, s.qd, observer.workspace());
   const int j = observer.observed_index(slot);

@@ -18,7 +18,9 @@ double GyroSensor::measure(const MeasureContext& c, int row, Gradients* g) const
       g->dqd.add(f_.u + k, tz * v[k]);
     }
   }
-  return Tt_.row(row).dot(omega) + bias_[row];
+  // eq. (103): measured as T' omega + b, the bias estimated or constant
+  if (g) g->dp.add(bias_param_[row], 1.0);
+  return Tt_.row(row).dot(omega) + c.param(bias_param_[row], bias_[row]);
 }
 
 double AccelerometerSensor::measure(const MeasureContext& c, int row, Gradients* g) const {
@@ -34,7 +36,8 @@ double AccelerometerSensor::measure(const MeasureContext& c, int row, Gradients*
     }
     push_gradient(p_, C * Tt_.row(row).transpose(), g->dqdd);  // d/d r_P_ddot = C T e_row
   }
-  return Tt_.row(row).dot(local) + bias_[row];
+  if (g) g->dp.add(bias_param_[row], 1.0);
+  return Tt_.row(row).dot(local) + c.param(bias_param_[row], bias_[row]);
 }
 
 }  // namespace mbo::est

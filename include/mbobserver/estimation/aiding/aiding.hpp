@@ -8,9 +8,12 @@
 #include <array>
 #include <cstddef>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "mbobserver/core/estimate.hpp"
+#include "mbobserver/core/json_reader.hpp"
 #include "mbobserver/core/measurement.hpp"
 #include "mbobserver/estimation/error_ekf.hpp"
 #include "mbobserver/estimation/observer.hpp"
@@ -158,6 +161,40 @@ class MeasurementRows {
   // GNSS 3 + 2 + 1, IMU 6, wheels 4 = 16 rows at most: no allocation after construction.
   static constexpr std::size_t kCapacity = 32;
   std::vector<ScalarMeasurement> rows_;
+};
+
+// A sensor parameter the filter estimates (a bias, a scale factor, a latency), as a unit
+// declares it: a random walk within [min, max] that enters that unit's measurement rows.
+struct SensorParameter {
+  std::string name;  // as published: "gyro_bias_z", "wheel_scale_fl", "gnss_latency"
+  double initial = 0, initial_std = 1, rate_noise = 0, min = 0, max = 0;
+  double converged_std = 0;  // its 1-sigma below this: learned
+};
+
+// The configuration of an estimated parameter ("estimate_...": {...} in a unit's section).
+struct EstimateConfig {
+  bool on = false;
+  double initial_std = 0, rate_noise = 0, min = 0, max = 0;
+};
+
+// Reads `key` of `section` if present: {"initial_std", "plant_noise", "min", "max"}, each
+// scaled by `unit` (a section in degrees per second: pi / 180), with the given defaults.
+EstimateConfig read_estimate_config(const JsonReader& section, std::string_view key, const EstimateConfig& defaults,
+                                    double unit = 1);
+
+// The list of estimated sensor parameters the units declare, in the order of the error
+// state's sensor block.
+class SensorParameters {
+ public:
+  // Appends p and returns its index.
+  int add(SensorParameter p) {
+    list_.push_back(std::move(p));
+    return static_cast<int>(list_.size()) - 1;
+  }
+  const std::vector<SensorParameter>& list() const { return list_; }
+
+ private:
+  std::vector<SensorParameter> list_;
 };
 
 // The measurement models of the vehicle's sensors, one per SensorKind, in that order.

@@ -34,6 +34,10 @@ struct GnssConfig {
   // where the one before and the receiver's velocity put it): one multipath fix at start-up
   // does not place the car.
   int start_fixes = 3;
+  // The latency estimated from latency_s on (off unless configured): a fix and the velocity
+  // describe the car latency ago, which the rows account for to first order (h = r - latency v,
+  // v - latency a); its error shows along the track whenever the speed or the heading changes.
+  EstimateConfig latency{false, 0.05, 1e-6, 0, 0.5};
   bool origin_from_first_fix = true;
   double lat0 = 0, lon0 = 0, alt0 = 0;
 };
@@ -48,6 +52,8 @@ class GnssAiding {
 
   GnssAiding(const GnssConfig& config, const models::Vehicle& vehicle);
 
+  // The latency it estimates, if configured (call before add_models).
+  void declare_parameters(SensorParameters& list);
   // The measurement models of gnss_position, gnss_velocity and gnss_course.
   void add_models(SensorModels& models) const;
 
@@ -112,6 +118,7 @@ class GnssAiding {
   int accepted_fixes_ = 0;
   // gnss_position, gnss_velocity, gnss_course (the first three SensorKinds)
   std::array<SourceHealth, 3> health_;
+  int latency_param_ = -1;
 };
 
 }  // namespace mbo::est::aiding

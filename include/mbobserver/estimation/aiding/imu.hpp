@@ -3,6 +3,8 @@
 // whether the accelerometers can inform the filter at all (see use_accelerometers()).
 #pragma once
 
+#include <cmath>
+
 #include "mbobserver/core/json_reader.hpp"
 #include "mbobserver/estimation/aiding/aiding.hpp"
 #include "mbobserver/models/vehicle.hpp"
@@ -24,6 +26,11 @@ struct ImuConfig {
   // An axis that repeats the same value for this long is stuck (a real sensor's noise moves
   // it every sample); 0: no such check.
   double stuck_after_s = 0.05;
+  // The biases the filter estimates, for the fused axes (off unless configured): gyroscopes in
+  // rad/s (configured in deg/s), accelerometers in m/s^2. An uncalibrated MEMS gyro's turn-on
+  // bias is a fraction of a degree per second; its instability a hundredth.
+  EstimateConfig gyro_bias{false, 0.5 * M_PI / 180, 3e-9, -5 * M_PI / 180, 5 * M_PI / 180};
+  EstimateConfig accel_bias{false, 0.3, 1e-6, -2, 2};
 };
 
 // The "imu" section of the observer; `default_gate` is the filter's.
@@ -36,6 +43,8 @@ class ImuAiding {
 
   ImuAiding(const ImuConfig& config, const models::Vehicle& vehicle);
 
+  // The biases it estimates, in the error state's sensor block (call before add_models).
+  void declare_parameters(SensorParameters& list);
   // The measurement models of accelerometer and gyroscope.
   void add_models(SensorModels& models) const;
   // Whether the accelerometers are fused, given what the filter estimates (`forced`: the
@@ -82,6 +91,7 @@ class ImuAiding {
   std::array<double, kChannels> same_value_{}, same_since_{};
   bool use_accel_ = true;
   std::array<SourceHealth, 2> health_;  // accelerometer, gyroscope
+  std::array<int, 3> gyro_bias_param_{-1, -1, -1}, accel_bias_param_{-1, -1, -1};
 };
 
 }  // namespace mbo::est::aiding

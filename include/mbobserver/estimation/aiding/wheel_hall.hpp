@@ -31,6 +31,9 @@ struct WheelSensorConfig {
   // Counts implying a wheel faster than this (rad/s) are a glitch: not fused, and the
   // counter is unwrapped anew near the model's angle.
   double max_speed = 400;
+  // Each wheel's scale r_model / r_effective estimated (off unless configured): tyres of
+  // another size, pressure or wear than the vehicle file says.
+  EstimateConfig scale{false, 0.01, 1e-9, 0.9, 1.1};
 };
 
 // The "wheels" section of the observer; `default_gate` is the filter's.
@@ -43,6 +46,8 @@ class WheelHallAiding {
 
   WheelHallAiding(const WheelSensorConfig& config, const models::Vehicle& vehicle);
 
+  // The scales it estimates, if configured (call before add_models).
+  void declare_parameters(SensorParameters& list);
   // The measurement model of wheel_hall: one row per wheel (fl, fr, rl, rr).
   void add_models(SensorModels& models) const;
 
@@ -50,8 +55,10 @@ class WheelHallAiding {
   bool hold(const Measurement& m) { return samples_.hold(m); }
 
   // The rows of the counts received up to t, unwrapped near the model's spin angles; the
-  // brake pressures tell a locked wheel from a stuck counter.
-  void gather(double t, const mb::State& model, const models::VehicleInputs& inputs, MeasurementRows& rows);
+  // brake pressures tell a locked wheel from a stuck counter; `params` are the current sensor
+  // parameters (the scales, to move the anchors).
+  void gather(double t, const mb::State& model, const models::VehicleInputs& inputs, const Eigen::VectorXd& params,
+              MeasurementRows& rows);
   // What the filter did with wheel row m at time t; a wheel rejected for too long is reset in
   // `observer` at once.
   void account(const ScalarMeasurement& m, const UpdateResult& u, double t, MbObserver& observer);
@@ -63,6 +70,10 @@ class WheelHallAiding {
   void forget_time();
   // Whether wheel w's counter is taken as stuck now.
   bool stuck(int w) const { return stuck_[w]; }
+  // Wheel w's scale parameter (-1: not estimated) and its anchor: the physical spin angle is
+  // anchor.counts + s (theta - anchor.model), the physical spin rate s theta_dot.
+  int scale_param(int w) const { return scale_param_[w]; }
+  const HallAnchor& anchor(int w) const { return anchors_[w]; }
 
   void update_health(double t);
   const SourceHealth& health() const { return health_; }
@@ -72,6 +83,9 @@ class WheelHallAiding {
 
  private:
   void reset_wheel(int w, MbObserver& observer);
+  double scale(int w, const Eigen::VectorXd& params) const {
+    return scale_param_[w] < 0 ? 1.0 : params[scale_param_[w]];
+  }
 
   // the counts' own speed: a low-pass of their differences (kept, new)
   static constexpr double kRateKept = 0.8, kRateNew = 0.2;
@@ -86,6 +100,10 @@ class WheelHallAiding {
   std::array<double, 4> changed_t_{-1, -1, -1, -1}, changed_model_angle_{};
   std::array<bool, 4> stuck_{};
   std::uint64_t resets_ = 0;
+  // with the scales estimated: each wheel's anchor, and when it was last moved up to the model
+  std::array<int, 4> scale_param_{-1, -1, -1, -1};
+  std::array<HallAnchor, 4> anchors_{};
+  std::array<double, 4> anchored_t_{-1, -1, -1, -1};
   SourceHealth health_;
 };
 

@@ -22,23 +22,31 @@ class GnssPositionSensor final : public Sensor {
         latency_(latency) {}
   int rows() const override { return 3; }
   double measure(const MeasureContext& c, int row, Gradients* g) const override;
+  // The latency is estimated as sensor parameter `param` (d h / d latency = -v_antenna).
+  void estimate_latency(int param) { latency_param_ = param; }
 
  private:
   mb::LinearVec antenna_, origin_;
   bool chassis_only_;
   double latency_;
+  int latency_param_ = -1;
 };
 
 // h = horizontal velocity of the antenna (2 rows: east, north), with the lever-arm velocity
 // terms of eq. (94). The receiver's speed and course are turned into these two components.
+// With a latency (configured, or estimated as a sensor parameter) the receiver's velocity is
+// that of `latency` ago: h = v - latency a, to first order.
 class GnssVelocitySensor final : public Sensor {
  public:
-  explicit GnssVelocitySensor(mb::LinearVec antenna) : antenna_(std::move(antenna)) {}
+  explicit GnssVelocitySensor(mb::LinearVec antenna, double latency = 0, int latency_param = -1)
+      : antenna_(std::move(antenna)), latency_(latency), latency_param_(latency_param) {}
   int rows() const override { return 2; }
   double measure(const MeasureContext& c, int row, Gradients* g) const override;
 
  private:
   mb::LinearVec antenna_;
+  double latency_;
+  int latency_param_;
 };
 
 // Course over ground as a heading measurement (Sinigaglia 2016 4.2.4), without pretending that course
@@ -51,7 +59,8 @@ class GnssVelocitySensor final : public Sensor {
 // caller enforces.
 class GnssCourseSensor final : public Sensor {
  public:
-  explicit GnssCourseSensor(mb::LinearVec antenna, int yaw_slot = -1) : antenna_(std::move(antenna)), yaw_(yaw_slot) {}
+  explicit GnssCourseSensor(mb::LinearVec antenna, int yaw_slot = -1, double latency = 0, int latency_param = -1)
+      : antenna_(std::move(antenna)), yaw_(yaw_slot), latency_(latency), latency_param_(latency_param) {}
   int rows() const override { return 1; }
   double measure(const MeasureContext& c, int row, Gradients* g) const override;
   bool is_angle(int) const override { return true; }
@@ -59,6 +68,8 @@ class GnssCourseSensor final : public Sensor {
  private:
   mb::LinearVec antenna_;
   int yaw_;
+  double latency_;
+  int latency_param_;
 };
 
 // Converts a receiver's course over ground (clockwise from true north, rad) to the model's

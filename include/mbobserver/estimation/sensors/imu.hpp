@@ -3,6 +3,8 @@
 // rotation T (columns: IMU axes in chassis axes).
 #pragma once
 
+#include <array>
+
 #include "mbobserver/estimation/sensors/chassis.hpp"
 
 namespace mbo::est {
@@ -15,11 +17,15 @@ class GyroSensor final : public Sensor {
       : f_(f), Tt_(T.transpose()), bias_(bias) {}
   int rows() const override { return 3; }
   double measure(const MeasureContext& c, int row, Gradients* g) const override;
+  // The axes whose bias the filter estimates: their sensor-parameter index (-1: the
+  // constant bias given at construction).
+  void estimate_bias(const std::array<int, 3>& params) { bias_param_ = params; }
 
  private:
   ChassisFrame f_;
   Eigen::Matrix3d Tt_;
   Eigen::Vector3d bias_;
+  std::array<int, 3> bias_param_{-1, -1, -1};
 };
 
 // Specific force a = T' C' (r_P_ddot - g) (eqs. (110)-(113)): its dependence on the attitude
@@ -35,8 +41,10 @@ class AccelerometerSensor final : public Sensor {
       : f_(f), p_(std::move(point)), Tt_(T.transpose()), g_(gravity), bias_(bias), attitude_(attitude_jacobian) {}
   int rows() const override { return 3; }
   double measure(const MeasureContext& c, int row, Gradients* g) const override;
+  void estimate_bias(const std::array<int, 3>& params) { bias_param_ = params; }
 
  private:
+  std::array<int, 3> bias_param_{-1, -1, -1};
   ChassisFrame f_;
   mb::LinearVec p_;
   Eigen::Matrix3d Tt_;

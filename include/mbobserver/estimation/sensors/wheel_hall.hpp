@@ -12,18 +12,46 @@
 
 namespace mbo::est {
 
-// One row per wheel (fl, fr, rl, rr): h_w = the spin coordinate of wheel w.
+// Where a wheel's counted angle and the model's spin angle were together (the unwrapped
+// count's angle and the model's angle at the same moment): with a scale s between them,
+// counted = counts + s (model angle - model).
+struct HallAnchor {
+  double counts = 0, model = 0;
+};
+
+// One row per wheel (fl, fr, rl, rr): h_w = the spin coordinate of wheel w. When the wheels'
+// scales are estimated, h_w = counts_w + s_w (theta_w - model_w) about the anchors the aiding
+// unit keeps: s_w = r_model / r_effective, a tyre 1 % smaller than the vehicle file says turns
+// 1 % more often per metre (Sinigaglia 2016 4.4 with the radius as a sensor parameter).
 class WheelHallSensor final : public Sensor {
  public:
   explicit WheelHallSensor(const std::array<int, 4>& spin_slots) : slots_(spin_slots) {}
   int rows() const override { return 4; }
   double measure(const MeasureContext& c, int row, Gradients* g) const override {
-    if (g) g->dq.add(slots_[row], 1.0);
-    return c.x[slots_[row]];
+    const int slot = slots_[row], k = scale_param_[row];
+    if (k < 0) {
+      if (g) g->dq.add(slot, 1.0);
+      return c.x[slot];
+    }
+    const double s = c.param(k, 1.0);
+    const HallAnchor& a = (*anchors_)[row];
+    const double turned = c.x[slot] - a.model;
+    if (g) {
+      g->dq.add(slot, s);
+      g->dp.add(k, turned);
+    }
+    return a.counts + s * turned;
+  }
+  // The scales are sensor parameters `params` (-1: not estimated), about `anchors`.
+  void estimate_scale(const std::array<int, 4>& params, const std::array<HallAnchor, 4>* anchors) {
+    scale_param_ = params;
+    anchors_ = anchors;
   }
 
  private:
   std::array<int, 4> slots_;
+  std::array<int, 4> scale_param_{-1, -1, -1, -1};
+  const std::array<HallAnchor, 4>* anchors_ = nullptr;
 };
 
 // Turns a wrapping tooth counter into a continuous wheel angle. The model's spin angle is

@@ -1,0 +1,116 @@
+// The calibration state file: written atomically and read back, and what a restart does with a
+// missing, corrupt, foreign, stale or good file (a warning and the configured values, or the
+// learned ones with their variance grown by the time since they were saved).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "mbobserver/runtime/calibration_file.hpp"
+#include "mbobserver/runtime/daemon.hpp"
+
+using namespace mbo;
+using namespace mbo::runtime;
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path scratch(const std::string& name) {
+  auto d = fs::path(MBO_BINARY_DIR) / "calibration-test-scratch" / name;
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+// The shipped configuration with the gyro z bias and the wheels' scales estimated.
+struct Calibrated {
+  DaemonConfig cfg = load_daemon_config(fs::path(MBO_SOURCE_DIR) / "config" / "mbobserver.json");
+  Calibrated() {
+    cfg.observer.imu.gyro_bias = {true, 0.01, 1e-8, -0.1, 0.1};
+    cfg.observer.wheels.scale = {true, 0.02, 1e-9, 0.9, 1.1};
+  }
+  est::VehicleObserver observer() const { return est::VehicleObserver(cfg.vehicle, cfg.observer, cfg.runtime.step_s); }
+};
+
+int index_of(const est::VehicleObserver& o, const std::string& name) {
+  for (std::size_t k = 0; k < o.sensor_parameters().size(); ++k)
+    if (o.sensor_parameters()[k].name == name) return static_cast<int>(k);
+  return -1;
+}
+
+}  // namespace
+
+TEST(CalibrationFile, IsWrittenAtomicallyAndReadBack) {
+  const auto dir = scratch("roundtrip");
+  CalibrationFile c{"abc", 1.7e9, {{"gyro_bias_z", 0.01, 1e-4}, {"wheel_scale_fl", 1.003, 2e-4}}};
+  write_calibration_file(dir / "cal.json", c);
+  EXPECT_FALSE(fs::exists(dir / "cal.json.tmp"));
+  const auto r = read_calibration_file(dir / "cal.json");
+  ASSERT_TRUE(r.file) << r.problem;
+  EXPECT_EQ(r.file->vehicle_sha256, "abc");
+  EXPECT_EQ(r.file->saved_at, 1.7e9);
+  ASSERT_EQ(r.file->parameters.size(), 2u);
+  EXPECT_EQ(r.file->parameters[1].name, "wheel_scale_fl");
+  EXPECT_EQ(r.file->parameters[1].value, 1.003);
+  // a folder that does not exist: an error naming the path and why
+  try {
+    write_calibration_file(dir / "missing" / "cal.json", c);
+    FAIL() << "no error";
+  } catch (const std::system_error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("missing/cal.json.tmp: cannot create"));
+  }
+}
+
+TEST(CalibrationFile, AMissingCorruptOrForeignFileChangesNothing) {
+  const auto dir = scratch("bad");
+  Calibrated c;
+  auto obs = c.observer();
+  const int k = index_of(obs, "gyro_bias_z");
+  ASSERT_GE(k, 0);
+  const CalibrationConfig cc;
+  EXPECT_THAT(restore_calibration(read_calibration_file(dir / "none.json"), c.cfg.vehicle_sha256, 0, cc, obs),
+              HasSubstr("no calibration saved yet"));
+  std::ofstream(dir / "garbage.json") << "{\"schema\": \"mbobserver.calibration/1\", \"parameters\": ";
+  EXPECT_THAT(restore_calibration(read_calibration_file(dir / "garbage.json"), c.cfg.vehicle_sha256, 0, cc, obs),
+              HasSubstr("not valid JSON"));
+  std::ofstream(dir / "nan.json")
+      << R"({"schema": "mbobserver.calibration/1", "vehicle_sha256": "x", "saved_at": 0, "parameters": {"gyro_bias_z": {"value": 1, "std": -1}}})";
+  EXPECT_THAT(read_calibration_file(dir / "nan.json").problem, HasSubstr("gyro_bias_z"));
+  write_calibration_file(dir / "foreign.json", {"another car", 0, {{"gyro_bias_z", 0.02, 1e-4}}});
+  EXPECT_THAT(restore_calibration(read_calibration_file(dir / "foreign.json"), c.cfg.vehicle_sha256, 0, cc, obs),
+              HasSubstr("another vehicle file"));
+  write_calibration_file(dir / "old.json", {c.cfg.vehicle_sha256, 0, {{"gyro_bias_z", 0.02, 1e-4}}});
+  EXPECT_THAT(restore_calibration(read_calibration_file(dir / "old.json"), c.cfg.vehicle_sha256, 31 * 86400.0, cc, obs),
+              HasSubstr("older than max_age_days"));
+  EXPECT_EQ(obs.parameter_value(k), 0.0);  // none of them moved the bias
+  EXPECT_NEAR(obs.parameter_std(k), 0.01, 1e-15);
+}
+
+TEST(CalibrationFile, ALearnedValueStartsTheNextRunWithItsVarianceGrownByItsAge) {
+  const auto dir = scratch("good");
+  Calibrated c;
+  auto obs = c.observer();
+  write_calibration_file(dir / "cal.json",
+                         {c.cfg.vehicle_sha256, 1000, {{"gyro_bias_z", 0.0123, 1e-4}, {"wheel_scale_rl", 1.01, 1e-4}}});
+  CalibrationConfig cc;
+  cc.carry_over = {"gyro_bias"};  // the wheels' scales do not carry over (new tyres every start, say)
+  const std::string line =
+      restore_calibration(read_calibration_file(dir / "cal.json"), c.cfg.vehicle_sha256, 1000 + 3600, cc, obs);
+  EXPECT_THAT(line, HasSubstr("restored: 1 of 2 parameters"));
+  const int g = index_of(obs, "gyro_bias_z"), w = index_of(obs, "wheel_scale_rl");
+  EXPECT_EQ(obs.parameter_value(g), 0.0123);
+  // 1e-8 (rad/s)^2/s of random walk over an hour: 1e-8 + 3.6e-5 -> sigma 0.0060 (below 0.01)
+  EXPECT_NEAR(obs.parameter_std(g), std::sqrt(1e-8 + 1e-8 * 3600), 1e-12);
+  EXPECT_EQ(obs.parameter_value(w), 1.0);
+  // a value beyond the range is held in it
+  write_calibration_file(dir / "far.json", {c.cfg.vehicle_sha256, 1000, {{"gyro_bias_z", 5.0, 1e-4}}});
+  restore_calibration(read_calibration_file(dir / "far.json"), c.cfg.vehicle_sha256, 1000, cc, obs);
+  EXPECT_EQ(obs.parameter_value(g), 0.1);
+  // what the observer publishes is what the next file holds
+  const auto f = calibration_of(obs.step(0.002).calibration, "sha", 5);
+  ASSERT_EQ(f.parameters.size(), 5u);  // the gyro z bias and four wheels
+  EXPECT_EQ(f.parameters[0].name, "gyro_bias_z");
+}
