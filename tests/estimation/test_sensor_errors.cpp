@@ -42,9 +42,10 @@ SensorSimConfig only(const SensorSimConfig& base, const char* keep, double rate)
   return c;
 }
 
-// Overlapping Allan deviation of samples y at interval dt, for averaging time m dt (IEEE Std
-// 952-1997, C.1: AVAR = 1/(2 (N - 2m + 1)) sum (ybar_{k+m} - ybar_k)^2 over the m-averages).
-double allan_deviation(const std::vector<double>& y, double dt, std::size_t m, std::size_t& clusters) {
+// Overlapping Allan deviation of samples y for averaging time m samples (IEEE Std 952-1997,
+// annex C: AVAR = 1/(2 (N - 2m + 1)) sum (ybar_{k+m} - ybar_k)^2 over the m-averages); `clusters`
+// is the number of disjoint m-averages, which sets its sampling error.
+double allan_deviation(const std::vector<double>& y, std::size_t m, std::size_t& clusters) {
   std::vector<double> c(y.size() + 1, 0.0);
   for (std::size_t i = 0; i < y.size(); ++i) c[i + 1] = c[i] + y[i];
   double sum = 0;
@@ -54,7 +55,6 @@ double allan_deviation(const std::vector<double>& y, double dt, std::size_t m, s
     sum += (b - a) * (b - a);
   }
   clusters = y.size() / m;
-  (void)dt;
   return std::sqrt(sum / (2.0 * n));
 }
 
@@ -93,8 +93,8 @@ TEST(SensorErrors, GyroMeanAndAllanDeviationMatchBiasWhiteNoiseAndInstability) {
     for (double T_avg : {1.0, 100.0}) {
       std::size_t clusters = 0;
       const auto m = static_cast<std::size_t>(T_avg * rate);
-      const double adev = allan_deviation(y, 1 / rate, m, clusters);
-      // white: sw^2 dt / T; Gauss-Markov: IEEE Std 952 C.1.6
+      const double adev = allan_deviation(y, m, clusters);
+      // white: sw^2 dt / T; Gauss-Markov: IEEE Std 952-1997, annex C
       const double expected =
           std::sqrt(sw * sw / rate / T_avg + exp::gauss_markov_allan_variance(sigma_gm, tau, T_avg));
       // relative sampling error of an Allan deviation from K clusters: 1 / sqrt(2 (K - 1))

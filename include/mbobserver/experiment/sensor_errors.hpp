@@ -45,7 +45,7 @@ class GaussMarkov {
 inline constexpr double kGaussMarkovAllanPeak = 0.61736;
 inline constexpr double kGaussMarkovAllanPeakTime = 1.8926;  // x tau
 
-// The Allan variance of that process at averaging time T (IEEE Std 952-1997, C.1.6):
+// The Allan variance of that process at averaging time T (IEEE Std 952-1997, annex C):
 // (2 sigma^2 tau / T) (1 - tau / (2 T) (3 - 4 exp(-T/tau) + exp(-2 T/tau))).
 double gauss_markov_allan_variance(double sigma, double tau, double T);
 
