@@ -55,6 +55,7 @@ TyreParams read_tyre(const JsonReader& r) {
   t.rolling_transition_mps = r.positive("rolling_transition_mps", t.rolling_transition_mps);
   t.low_speed_mps = r.positive("low_speed_mps", t.low_speed_mps);
   t.brake_transition_radps = r.positive("brake_transition_radps", t.brake_transition_radps);
+  t.radius_growth_s2_per_m2 = r.number_in("radius_growth_s2_per_m2", 0.0, 1e-3, 0.0);
   r.finish();
   return t;
 }
