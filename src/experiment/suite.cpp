@@ -92,7 +92,7 @@ json run_suite(const SuiteOptions& opt, std::ostream& progress) {
   for (const auto& f : files) {
     Loaded l{f, std::nullopt, std::nullopt};
     if (is_vehicle_scenario(f)) {
-      l.vehicle = load_vehicle_scenario(f);
+      l.vehicle = load_vehicle_scenario(f, opt.observer_patch ? &*opt.observer_patch : nullptr);
       if (opt.max_duration > 0) l.vehicle->duration = std::min(l.vehicle->duration, opt.max_duration);
     } else {
       l.mechanism = load_scenario(f);
@@ -105,6 +105,7 @@ json run_suite(const SuiteOptions& opt, std::ostream& progress) {
   suite["suite"] = opt.dir.string();
   suite["runs"] = opt.runs;
   suite["quantities"] = quantities;
+  if (opt.observer_patch) suite["observer_patch"] = *opt.observer_patch;
   suite["scenarios"] = json::array();
   long flagged = 0, cells = 0;
   const auto t_suite = std::chrono::steady_clock::now();

@@ -107,10 +107,15 @@ bool is_vehicle_scenario(const std::filesystem::path& file) {
   return doc.is_object() && doc.contains("kind") && doc["kind"] == "vehicle";
 }
 
-VehicleScenario load_vehicle_scenario(const std::filesystem::path& file) {
+VehicleScenario load_vehicle_scenario(const std::filesystem::path& file, const json* observer_patch) {
   VehicleScenario sc;
   sc.file = file;
-  auto root = JsonReader::from_file(file);
+  json doc;
+  if (observer_patch) {
+    doc = load_json_file(file);
+    if (doc.is_object() && doc.contains("observer")) doc["observer"].merge_patch(*observer_patch);
+  }
+  auto root = observer_patch ? JsonReader(doc, file.string()) : JsonReader::from_file(file);
   root.choice("kind", {"vehicle"});
   sc.description = root.string("description", "");
   sc.dt = root.positive("dt", sc.dt);
@@ -319,6 +324,13 @@ json run_vehicle_experiment(const VehicleScenario& nominal, const RunOptions& op
   };
   rep["newton_iterations_mean"] = {{"observer", per_step(c)}, {"model", per_step(open.counters())}};
   if (!sc.perturb.empty()) rep["perturbation"] = sc.drawn;
+  // what the observer learned by the end (self-calibration), as its estimates publish it
+  for (std::size_t k = 0; k < kCalibrationCount; ++k) {
+    const auto& cal = obs.estimate().calibration[k];
+    if (cal.estimated)
+      rep["calibration"][std::string(kCalibrationNames[k])] = {
+          {"value", cal.value}, {"std", cal.std}, {"converged", cal.converged}};
+  }
   for (auto [a, b] : sc.sensors.outages) rep["gnss_outages"].push_back(gnss_outage_report(track, a, b));
   for (const auto& j : sc.sensors.jumps)
     rep["gnss_jumps"].push_back(gnss_jump_report(track, j, gnss_position_rejected));

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <optional>
 
+#include "mbobserver/core/json_reader.hpp"
 #include "mbobserver/core/program.hpp"
 #include "mbobserver/experiment/runner.hpp"
 #include "mbobserver/experiment/suite.hpp"
@@ -16,7 +17,7 @@ int main(int argc, char** argv) {
                "mbobserver-experiment"};
   mbo::CommonOptions common;
   mbo::add_common_options(app, common);
-  std::string scenario, report, trace, filter, suite;
+  std::string scenario, report, trace, filter, suite, observer_patch;
   std::uint64_t seed = 0;
   int runs = 1;
   std::vector<std::string> only, quantities;
@@ -41,6 +42,9 @@ int main(int argc, char** argv) {
   app.add_option("--max-duration", max_duration, "with --suite: cut every scenario to at most this many seconds")
       ->check(CLI::PositiveNumber)
       ->needs(suite_opt);
+  app.add_option("--observer-patch", observer_patch,
+                 "a JSON merge patch (RFC 7396) applied to every vehicle scenario's observer block "
+                 "(e.g. scenarios/patches/self_calibration.json)");
   app.add_option("--report", report, "also write the report to this file");
   app.add_option("--trace", trace, "CSV of every step (first run)");
   app.add_option("--seed", seed, "first noise seed (default: the scenario's)");
@@ -49,6 +53,11 @@ int main(int argc, char** argv) {
   app.add_option("--filter", filter, "override the scenario's filter type")
       ->check(CLI::IsMember({"errorEKF", "errorEKF-FE"}));
   return mbo::run_program(app, argc, argv, common, [&] {
+    std::optional<nlohmann::json> patch;
+    if (!observer_patch.empty()) {
+      patch = mbo::load_json_file(observer_patch);
+      if (!patch->is_object()) throw mbo::ConfigError(observer_patch + ": an observer patch is a JSON object");
+    }
     if (!suite.empty()) {
       if (!trace.empty() || !filter.empty())
         throw mbo::ConfigError("--suite takes no --trace or --filter (see --help)");
@@ -59,6 +68,7 @@ int main(int argc, char** argv) {
       so.only = only;
       so.max_duration = max_duration;
       so.quantities = quantities;
+      so.observer_patch = patch;
       const auto result = mbo::exp::run_suite(so, std::cerr);
       std::cout << mbo::exp::suite_table(result) << std::flush;
       std::cerr << "suite: " << result["scenarios"].size() << " scenarios x " << runs << " runs in "
@@ -76,7 +86,7 @@ int main(int argc, char** argv) {
     std::optional<mbo::exp::Scenario> sc;
     std::optional<mbo::exp::VehicleScenario> vsc;
     if (vehicle) {
-      vsc = mbo::exp::load_vehicle_scenario(scenario);
+      vsc = mbo::exp::load_vehicle_scenario(scenario, patch ? &*patch : nullptr);
       if (!filter.empty()) {
         if (filter == "errorEKF-FE" && vsc->observer.settings.filter.initial_std_a.empty())
           throw mbo::ConfigError(scenario + ": /observer/filter: errorEKF-FE needs a \"force_error\" block");

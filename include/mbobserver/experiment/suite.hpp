@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -21,6 +22,7 @@ struct SuiteOptions {
   std::vector<std::string> only;  // scenario names (file stems) to run; empty: all
   double max_duration = 0;  // > 0: each scenario cut to at most this many seconds
   std::vector<std::string> quantities;  // the table's rows per scenario
+  std::optional<nlohmann::json> observer_patch;  // merged into every vehicle scenario's observer
 };
 
 // The quantities the table shows unless told otherwise.

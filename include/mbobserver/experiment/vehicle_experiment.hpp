@@ -43,7 +43,11 @@ struct VehicleScenario {
 
 // True when the file says "kind": "vehicle".
 bool is_vehicle_scenario(const std::filesystem::path& file);
-VehicleScenario load_vehicle_scenario(const std::filesystem::path& file);
+// `observer_patch`: a JSON merge patch (RFC 7396) applied to the scenario's "observer" block
+// before it is read, so that one suite runs under another observer configuration (e.g.
+// scenarios/patches/self_calibration.json) without copies of its scenarios.
+VehicleScenario load_vehicle_scenario(const std::filesystem::path& file,
+                                      const nlohmann::json* observer_patch = nullptr);
 // The scenario one run with `seed` drives: the truth and its sensors with the perturb block's
 // draws in (perturbation.hpp); the scenario itself when it has no perturb block.
 VehicleScenario realise_scenario(const VehicleScenario& sc, std::uint64_t seed);
