@@ -63,11 +63,14 @@ void OutputSigma::update(const MbObserver& obs, const models::VehicleOutputs& ba
   } else if (c < L.input().offset) {
     const int k = c - L.accel().offset;
     dqdd_ += h * ws.R.col(observed[obs.filter().forced()[k]]);
-  } else {
+  } else if (c < L.sensor().offset) {
     const int k = c - L.input().offset;
     ps_.u[obs.settings().estimated_inputs[k]] += h;
     if (fe) add_dzdd(obs.input_jacobian(), k, h);
   }
+  // A sensor parameter (a bias, a wheel's scale, the GNSS latency) enters only the measurement
+  // rows: it does not move the model, so its column of J stays zero.
+
   ps_.qdd += dqdd_;
   models::vehicle_outputs(v_, ps_, po_);
   outputs(ps_, po_, y1_);

@@ -108,10 +108,15 @@ bool is_vehicle_scenario(const std::filesystem::path& file) {
   return doc.is_object() && doc.contains("kind") && doc["kind"] == "vehicle";
 }
 
-VehicleScenario load_vehicle_scenario(const std::filesystem::path& file) {
+VehicleScenario load_vehicle_scenario(const std::filesystem::path& file, const json* observer_patch) {
   VehicleScenario sc;
   sc.file = file;
-  auto root = JsonReader::from_file(file);
+  json doc;
+  if (observer_patch) {
+    doc = load_json_file(file);
+    if (doc.is_object() && doc.contains("observer")) doc["observer"].merge_patch(*observer_patch);
+  }
+  auto root = observer_patch ? JsonReader(doc, file.string()) : JsonReader::from_file(file);
   root.choice("kind", {"vehicle"});
   sc.description = root.string("description", "");
   sc.dt = root.positive("dt", sc.dt);
@@ -123,8 +128,10 @@ VehicleScenario load_vehicle_scenario(const std::filesystem::path& file) {
   sc.model = load_vehicle(root.at("model"), sc.model_mu);
   if (sc.truth->model.nq != sc.model->model.nq) root.at("model").fail("truth and model must have the same topology");
   sc.manoeuvre = models::load_manoeuvre(root.at("manoeuvre"), *sc.truth);
+  sc.sensors_json = root.at("sensors").json();
   sc.sensors = read_sensor_sim_config(root.at("sensors"));
   if (auto pb = root.find("production_bus")) sc.production_bus = read_production_bus_config(*pb);
+  if (auto p = root.find("perturb")) sc.perturb = read_perturbations(*p, sc.sensors_json);
   sc.observer = est::read_vehicle_observer_config(root.at("observer"), *sc.model);
   if (sc.production_bus) fit_observer_to_production_bus(*sc.production_bus, sc.observer);
   // The observer's wheel counters wrap where the simulated ones do, and its East-North-Up
@@ -139,13 +146,31 @@ VehicleScenario load_vehicle_scenario(const std::filesystem::path& file) {
   return sc;
 }
 
+VehicleScenario realise_scenario(const VehicleScenario& sc, std::uint64_t seed) {
+  if (sc.perturb.empty()) return sc;
+  auto valid = [&](const json& sensors) {
+    try {
+      read_sensor_sim_config(JsonReader(sensors, sc.file.string(), "/sensors"));
+      return true;
+    } catch (const ConfigError&) {
+      return false;
+    }
+  };
+  auto run = draw_perturbations(sc.perturb, sc.truth->params, *sc.truth, sc.sensors_json, seed, valid);
+  VehicleScenario out = sc;
+  out.truth = std::make_shared<const models::Vehicle>(models::build_vehicle(run.truth));
+  out.sensors = read_sensor_sim_config(JsonReader(run.sensors, sc.file.string(), "/sensors"));
+  out.drawn = std::move(run.drawn);
+  return out;
+}
+
 TruthDrive::TruthDrive(const VehicleScenario& sc, std::uint64_t seed)
     : sc_(sc), ws_(sc.truth->model), sim_(*sc.truth, sc.sensors, seed) {
   if (sc.production_bus) bus_.emplace(*sc.truth, *sc.production_bus);
   in_ = models::manoeuvre_inputs(sc.manoeuvre, *sc.truth, o_, driver_, 0, sc.dt);
   s_ = models::start_vehicle(*sc.truth, ws_, sc.manoeuvre.start, in_);
   models::vehicle_outputs(*sc.truth, s_, o_);
-  sim_.start(s_);
+  sim_.start(s_, in_);
 }
 
 void TruthDrive::advance(std::vector<Measurement>& out) {
@@ -167,7 +192,8 @@ void TruthDrive::advance(std::vector<Measurement>& out) {
   }
 }
 
-json run_vehicle_experiment(const VehicleScenario& sc, const RunOptions& opt) {
+json run_vehicle_experiment(const VehicleScenario& nominal, const RunOptions& opt) {
+  const VehicleScenario sc = realise_scenario(nominal, opt.seed);
   TruthDrive truth(sc, opt.seed);
   auto obs_cfg = sc.observer;
   auto open_cfg = sc.observer;
@@ -324,6 +350,14 @@ json run_vehicle_experiment(const VehicleScenario& sc, const RunOptions& opt) {
     return k.steps ? static_cast<double>(k.newton_iterations) / static_cast<double>(k.steps) : 0.0;
   };
   rep["newton_iterations_mean"] = {{"observer", per_step(c)}, {"model", per_step(open.counters())}};
+  if (!sc.perturb.empty()) rep["perturbation"] = sc.drawn;
+  // what the observer learned by the end (self-calibration), as its estimates publish it
+  for (std::size_t k = 0; k < kCalibrationCount; ++k) {
+    const auto& cal = obs.estimate().calibration[k];
+    if (cal.estimated)
+      rep["calibration"][std::string(kCalibrationNames[k])] = {
+          {"value", cal.value}, {"std", cal.std}, {"converged", cal.converged}};
+  }
   for (auto [a, b] : sc.sensors.outages) rep["gnss_outages"].push_back(gnss_outage_report(track, a, b));
   for (const auto& j : sc.sensors.jumps)
     rep["gnss_jumps"].push_back(gnss_jump_report(track, j, gnss_position_rejected));

@@ -74,6 +74,8 @@ const char* manoeuvre_name(ManoeuvreKind k) {
       return "seed003_straight";
     case ManoeuvreKind::seed003_circle:
       return "seed003_circle";
+    case ManoeuvreKind::mixed_drive:
+      return "mixed_drive";
   }
   return "?";
 }
@@ -90,6 +92,84 @@ double lane_change_path(const ManoeuvreSpec& m, double x) {
   if (s < 95) return m.lane_offset_m * (1 - smoothstep((s - 70) / 25));
   return 0;
 }
+
+namespace {
+
+// Ideal ABS: integral control of each wheel's slip ratio at 90 % of the tyre's peak slip, the
+// pressure at most `ceiling`.
+void abs_brake(const ManoeuvreSpec& m, const Vehicle& v, const VehicleOutputs& o, DriverState& d, double ceiling,
+               double dt, VehicleInputs& in) {
+  const auto& p = v.params;
+  for (int i = 0; i < kWheels; ++i) {
+    const auto& w = o.wheel[i];
+    const auto& tm = v.tyres[i]->model();
+    const double mu = std::isfinite(m.mu) ? m.mu : tm.p.mu;
+    const double target_slip = -0.9 * tm.peak_slip_ratio(mu, std::max(w.Fz, 1.0));
+    const double gain = p.axles[axle_of(i)].brake_gain_Nm_per_Pa;
+    // Integral control: the brake torque moves at 4000 Fz R per second per unit slip error
+    // (a slip error of 0.05 moves it by the tyre's load torque Fz R in 5 ms).
+    const double rate = 4e3 * w.Fz * tm.p.radius_m / std::max(gain, 1e-12) * (w.slip_ratio - target_slip);
+    d.brake[i] = std::clamp(d.brake[i] + rate * dt, 0.0, ceiling);
+    if (o.speed < 2) d.brake[i] = ceiling;  // ABS off at walking speed
+    in.brake_pressure[i] = d.brake[i];
+  }
+}
+
+// Pure pursuit (Coulter 1992) from the rear axle at (xr, yr) to the point (xt, yt): the
+// steering command.
+double pure_pursuit(const Vehicle& v, const VehicleOutputs& o, double xr, double yr, double xt, double yt) {
+  const double alpha = std::atan2(yt - yr, xt - xr) - o.yaw;
+  return std::atan(2 * v.params.wheelbase() * std::sin(alpha) / std::hypot(xt - xr, yt - yr));
+}
+
+// The mixed drive's driver: pure pursuit on the route; the speed controller on the route's
+// speed a second ahead, rising at most at accel_mps2, and down to each stop on a braking
+// curve; at a stop the brakes hold the car for the stop's dwell; at a hard brake the ideal ABS
+// at 120 bar until the brake's speed.
+void drive_route(const ManoeuvreSpec& m, const Vehicle& v, const VehicleOutputs& o, DriverState& d, double t, double dt,
+                 VehicleInputs& in) {
+  const Route& r = *m.route;
+  const auto& p = v.params;
+  const double c = std::cos(o.yaw), s = std::sin(o.yaw);
+  const double back = p.axles[1].x_m - v.cg_chassis.x();
+  const double xr = o.position.x() + back * c, yr = o.position.y() + back * s;
+  d.route_i = r.nearest(xr, yr, d.route_i, 80);
+  const double here = r.s[d.route_i];
+  double xt, yt;
+  r.at(here + std::max(4.0, 0.6 * o.speed), xt, yt);
+  steer_to(pure_pursuit(v, o, xr, yr, xt, yt), dt, d, in);
+  if (d.hard_brake_i < r.hard_brakes.size() && here >= r.hard_brakes[d.hard_brake_i].s) {
+    if (o.speed > r.hard_brakes[d.hard_brake_i].until_mps) {
+      abs_brake(m, v, o, d, 1.2e7, dt, in);
+      return;
+    }
+    ++d.hard_brake_i;
+    d.target = o.speed;
+    d.speed_integral = 0;
+  }
+  const double stop_decel = 2.0, hold_Pa = 3e6;
+  double aim = r.speed_at(here + std::max(3.0, o.speed));
+  if (d.stop_i < r.stops.size()) {
+    const auto& stop = r.stops[d.stop_i];
+    const double to_go = stop.s - here;
+    aim = std::min(aim, std::sqrt(2 * stop_decel * std::max(0.0, to_go - 0.5)));
+    if (d.stopped_at < 0 && to_go < 3 && o.speed < 0.3) d.stopped_at = t;
+    if (d.stopped_at >= 0) {
+      if (stop.dwell < 0 || t - d.stopped_at < stop.dwell) {
+        in.brake_pressure.fill(hold_Pa);
+        d.target = 0;
+        d.speed_integral = 0;
+        return;
+      }
+      ++d.stop_i;
+      d.stopped_at = -1;
+    }
+  }
+  d.target = aim < d.target ? aim : std::min(aim, d.target + m.accel_mps2 * dt);
+  hold_speed(m, v, o, d, d.target, dt, in);
+}
+
+}  // namespace
 
 // Ideal traction control: integral control of each driven wheel's slip ratio at 90 % of the
 // tyre's peak slip, the mirror of the ideal ABS below; the torque asked is the ceiling.
@@ -175,30 +255,20 @@ VehicleInputs manoeuvre_inputs(const ManoeuvreSpec& m, const Vehicle& v, const V
         break;
       }
       const double ramp = std::clamp((t - m.brake_start_s) / m.brake_ramp_s, 0.0, 1.0);
-      for (int i = 0; i < kWheels; ++i) {
-        if (!m.abs) {
-          in.brake_pressure[i] = ramp * m.brake_pressure_Pa;
-          continue;
-        }
-        // Ideal ABS: integral control of the slip ratio at 90 % of the tyre's peak slip.
-        const auto& w = o.wheel[i];
-        const auto& tm = v.tyres[i]->model();
-        const double mu = std::isfinite(m.mu) ? m.mu : tm.p.mu;
-        const double target_slip = -0.9 * tm.peak_slip_ratio(mu, std::max(w.Fz, 1.0));
-        const double gain = p.axles[axle_of(i)].brake_gain_Nm_per_Pa;
-        // Integral control: the brake torque moves at 4000 Fz R per second per unit slip error
-        // (a slip error of 0.05 moves it by the tyre's load torque Fz R in 5 ms).
-        const double rate = 4e3 * w.Fz * tm.p.radius_m / std::max(gain, 1e-12) * (w.slip_ratio - target_slip);
-        d.brake[i] = std::clamp(d.brake[i] + rate * dt, 0.0, ramp * m.brake_pressure_Pa);
-        if (o.speed < 2) d.brake[i] = ramp * m.brake_pressure_Pa;  // ABS off at walking speed
-        in.brake_pressure[i] = d.brake[i];
+      if (m.abs) {
+        abs_brake(m, v, o, d, ramp * m.brake_pressure_Pa, dt, in);
+        break;
       }
+      for (int i = 0; i < kWheels; ++i) in.brake_pressure[i] = ramp * m.brake_pressure_Pa;
       break;
     }
     case ManoeuvreKind::bump_crossing:
       hold_speed(m, v, o, d, target, dt, in);
       break;
     case ManoeuvreKind::coast_down:
+      break;
+    case ManoeuvreKind::mixed_drive:
+      drive_route(m, v, o, d, t, dt, in);
       break;
   }
   if (m.traction_control && (m.kind == ManoeuvreKind::constant || m.kind == ManoeuvreKind::straight_acceleration ||
@@ -211,10 +281,11 @@ ManoeuvreSpec load_manoeuvre(const JsonReader& r, const Vehicle& v) {
   ManoeuvreSpec m;
   const std::string type =
       r.choice("type", {"constant", "straight_acceleration", "steady_circle", "double_lane_change", "braking",
-                        "bump_crossing", "coast_down", "seed003_straight", "seed003_circle"});
+                        "bump_crossing", "coast_down", "seed003_straight", "seed003_circle", "mixed_drive"});
   for (auto k : {ManoeuvreKind::constant, ManoeuvreKind::straight_acceleration, ManoeuvreKind::steady_circle,
                  ManoeuvreKind::double_lane_change, ManoeuvreKind::braking, ManoeuvreKind::bump_crossing,
-                 ManoeuvreKind::coast_down, ManoeuvreKind::seed003_straight, ManoeuvreKind::seed003_circle})
+                 ManoeuvreKind::coast_down, ManoeuvreKind::seed003_straight, ManoeuvreKind::seed003_circle,
+                 ManoeuvreKind::mixed_drive})
     if (type == manoeuvre_name(k)) m.kind = k;
   // Defaults per kind (issue 5 and Sinigaglia 2016 Table 4).
   switch (m.kind) {
@@ -235,6 +306,9 @@ ManoeuvreSpec load_manoeuvre(const JsonReader& r, const Vehicle& v) {
       m.duration_s = 20;
       m.drive_torque_Nm = 100;
       m.driven = {true, true, true, true};
+      break;
+    case ManoeuvreKind::mixed_drive:
+      m.start.speed = 0, m.duration_s = 300;
       break;
     default:
       break;
@@ -266,6 +340,10 @@ ManoeuvreSpec load_manoeuvre(const JsonReader& r, const Vehicle& v) {
   m.lane_offset_m = r.number("lane_offset_m", m.lane_offset_m);
   m.path_start_x_m = r.number("path_start_x_m", m.path_start_x_m);
   if (r.has("mu")) m.mu = r.number_in("mu", 0.01, 3.0);
+  m.accel_mps2 = r.positive("accel_mps2", m.accel_mps2);
+  if (m.kind == ManoeuvreKind::mixed_drive)
+    m.route = std::make_shared<const Route>(
+        build_route(mixed_drive_legs(m.lane_offset_m), m.start.x, m.start.y, m.start.yaw, 3.0, 2.0));
   if (m.kind == ManoeuvreKind::seed003_circle && !(v.params.rack_gain_rad_per_m > 0))
     r.fail("seed003_circle needs steering.rack_gain_rad_per_m in the vehicle file");
   r.finish();

@@ -168,7 +168,7 @@ void evaluate_tyre(const TyreModel& m, const Road& road, double mu, double brake
     double exn = ex.norm();
     c.ex = exn > 1e-9 ? Vector3d(ex / exn) : Vector3d(n.unitOrthogonal());
     c.ey = n.cross(c.ex);
-    c.effective_radius = p.effective_radius(pen);
+    c.effective_radius = p.effective_radius(pen, k.Cd.dot(c.ex));
     // Velocity of the wheel's material point Pe at the effective rolling radius below the
     // centre, arm = Pe - C: the carrier's part C_dot + ea a_dot + er r_dot + es s_dot with
     // e = arm . (a, r, s) (Sinigaglia 2016 eq. (29)) plus the spin's theta_dot a x arm; linear in

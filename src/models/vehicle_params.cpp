@@ -58,6 +58,7 @@ TyreParams read_tyre(const JsonReader& r) {
   t.rolling_transition_mps = r.positive_up_to("rolling_transition_mps", 10, t.rolling_transition_mps);
   t.low_speed_mps = r.positive_up_to("low_speed_mps", 10, t.low_speed_mps);
   t.brake_transition_radps = r.positive_up_to("brake_transition_radps", 100, t.brake_transition_radps);
+  t.radius_growth_s2_per_m2 = r.number_in("radius_growth_s2_per_m2", 0.0, 1e-3, 0.0);
   r.finish();
   return t;
 }

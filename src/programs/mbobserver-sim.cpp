@@ -28,10 +28,12 @@ int main(int argc, char** argv) {
   app.add_option("--epoch", epoch, "UNIX time of the scenario's t = 0 in the log")->capture_default_str();
   app.add_option("--interface", interface, "interface name written in the log")->capture_default_str();
   return mbo::run_program(app, argc, argv, common, [&] {
-    auto sc = mbo::exp::load_vehicle_scenario(scenario);
+    const auto nominal = mbo::exp::load_vehicle_scenario(scenario);
     auto root = mbo::JsonReader::from_file(config);
     auto map = mbo::io::SignalMap::from_config(root.at("can"));
-    if (seed == 0) seed = sc.seed;
+    if (seed == 0) seed = nominal.seed;
+    // the car and sensors this seed draws (the scenario's "perturb" block)
+    const auto sc = mbo::exp::realise_scenario(nominal, seed);
     std::FILE* log = std::fopen(candump.c_str(), "wb");
     if (!log) throw mbo::ConfigError(candump + ": cannot write");
     std::ofstream csv(truth);
@@ -56,24 +58,30 @@ int main(int argc, char** argv) {
     while (!drive.done()) {
       meas.clear();
       drive.advance(meas);
-      fresh.fill(false);
-      for (const auto& m : meas) {
-        values[static_cast<std::size_t>(m.channel)] = m.value;
-        fresh[static_cast<std::size_t>(m.channel)] = true;
-      }
-      const double t = epoch + drive.t();
-      // A message goes on the bus when one of its signals has a new sample.
-      for (const auto& f : tx) {
-        bool any = false;
-        for (auto mi : f.mappings) any = any || fresh[static_cast<std::size_t>(map.mappings()[mi].channel)];
-        if (!any) continue;
-        if (!map.encode(f, values, t, frame)) ++clamped;
-        writer.write(frame, f.bus >= 0 ? std::string_view(map.interfaces()[static_cast<std::size_t>(f.bus)].name)
-                                       : std::string_view(interface));
-        ++frames;
+      // The samples arrive in the order of their receive stamps; those with one stamp left the
+      // sensors together. A message goes on the bus, stamped so, when one of its signals has a
+      // new sample.
+      for (std::size_t first = 0; first < meas.size();) {
+        std::size_t last = first;
+        fresh.fill(false);
+        for (; last < meas.size() && meas[last].t == meas[first].t; ++last) {
+          values[static_cast<std::size_t>(meas[last].channel)] = meas[last].value;
+          fresh[static_cast<std::size_t>(meas[last].channel)] = true;
+        }
+        const double t = epoch + meas[first].t;
+        for (const auto& f : tx) {
+          bool any = false;
+          for (auto mi : f.mappings) any = any || fresh[static_cast<std::size_t>(map.mappings()[mi].channel)];
+          if (!any) continue;
+          if (!map.encode(f, values, t, frame)) ++clamped;
+          writer.write(frame, f.bus >= 0 ? std::string_view(map.interfaces()[static_cast<std::size_t>(f.bus)].name)
+                                         : std::string_view(interface));
+          ++frames;
+        }
+        first = last;
       }
       char tbuf[32];
-      std::snprintf(tbuf, sizeof tbuf, "%.6f", t);  // log time: microseconds, as candump
+      std::snprintf(tbuf, sizeof tbuf, "%.6f", epoch + drive.t());  // log time: microseconds, as candump
       csv << tbuf;
       for (const auto* q : columns) csv << "," << q->value(*sc.truth, drive.state(), drive.outputs());
       csv << "\n";

@@ -145,6 +145,10 @@ TEST(InstallLayout, InstalledScenariosAndConfigurationFindTheirFiles) {
   std::vector<fs::path> files = {tree.etc() / "mbobserver.json"};
   for (const auto& name : file_names(tree.data() / "scenarios", ".json"))
     files.push_back(tree.data() / "scenarios" / name);
+  // the robustness suite, one folder down (its files name ../../config/...)
+  const auto suite = file_names(tree.data() / "scenarios" / "robustness", ".json");
+  EXPECT_EQ(suite, file_names(fs::path(MBO_SOURCE_DIR) / "scenarios" / "robustness", ".json"));
+  for (const auto& name : suite) files.push_back(tree.data() / "scenarios" / "robustness" / name);
   std::size_t references = 0;
   for (const auto& file : files) {
     SCOPED_TRACE(file);

@@ -8,7 +8,8 @@
 //   z_j     q += h R_j, qd += h Rdot_j, qdd += h R A21_j      (R, Rdot: the observed columns)
 //   zd_j    qd += h R_j,                qdd += h R A22_j
 //   accel_k qdd += h R_(forced k)                              (FE's acceleration error)
-//   input_k u += h,                     qdd += h R B_k         (the road friction)
+//   input_k u += h,                     qdd += h R B_k         (friction, payload)
+//   sensor_k nothing: a sensor parameter moves no model output (its column is zero)
 // where A21, A22, B are FE's model Jacobians dzdd/dz, dzdd/dzd, dzdd/du (without them the
 // accelerations have no sigma: -1). One column is refreshed per step, in turn, so J is at most
 // size() steps old (38 ms for the shipped filter: 19 entries); the variances are J P J' every

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "mbobserver/estimation/vehicle_observer.hpp"
+#include "mbobserver/experiment/perturbation.hpp"
 #include "mbobserver/experiment/production_bus.hpp"
 #include "mbobserver/experiment/runner.hpp"
 #include "mbobserver/experiment/sensor_sim.hpp"
@@ -32,11 +33,24 @@ struct VehicleScenario {
   est::VehicleObserverConfig observer;
   bool start_from_truth = true;  // false: the observer starts from the first GNSS fix
   double sideslip_min_speed = 5;  // m/s, sideslip is scored above it
+  // The "perturb" block: the truth's parameters and the sensors' errors drawn per run, from the
+  // sensors block as read (sensors_json).
+  std::vector<Perturbation> perturb;
+  nlohmann::json sensors_json;
+  // In a scenario realised for one run (realise_scenario): the values drawn, by name.
+  nlohmann::json drawn;
 };
 
 // True when the file says "kind": "vehicle".
 bool is_vehicle_scenario(const std::filesystem::path& file);
-VehicleScenario load_vehicle_scenario(const std::filesystem::path& file);
+// `observer_patch`: a JSON merge patch (RFC 7396) applied to the scenario's "observer" block
+// before it is read, so that one suite runs under another observer configuration (e.g.
+// scenarios/patches/self_calibration.json) without copies of its scenarios.
+VehicleScenario load_vehicle_scenario(const std::filesystem::path& file,
+                                      const nlohmann::json* observer_patch = nullptr);
+// The scenario one run with `seed` drives: the truth and its sensors with the perturb block's
+// draws in (perturbation.hpp); the scenario itself when it has no perturb block.
+VehicleScenario realise_scenario(const VehicleScenario& sc, std::uint64_t seed);
 
 // The truth vehicle and its sensors, one step at a time.
 class TruthDrive {

@@ -13,13 +13,20 @@
 //   coast_down             from a speed, no inputs
 //   seed003_straight       Sinigaglia 2016 Table 4: 100 N m on each wheel, 20 s, straight
 //   seed003_circle         the same with the rack 0.01 m off centre (x the rack gain)
+//   mixed_drive            several minutes on a route (route.hpp): pull-away, urban
+//                          stop-and-go, a roundabout, a highway with lane changes and an
+//                          emergency brake, a car park; pure pursuit on the route, the speed
+//                          controller on the route's speeds with stops held on the brakes
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <limits>
+#include <memory>
 #include <string>
 
 #include "mbobserver/core/json_reader.hpp"
+#include "mbobserver/models/route.hpp"
 #include "mbobserver/models/vehicle.hpp"
 #include "mbobserver/models/vehicle_outputs.hpp"
 
@@ -35,6 +42,7 @@ enum class ManoeuvreKind {
   coast_down,
   seed003_straight,
   seed003_circle,
+  mixed_drive,
 };
 
 struct ManoeuvreSpec {
@@ -56,6 +64,8 @@ struct ManoeuvreSpec {
   double lane_offset_m = 3.5;  // double_lane_change
   double path_start_x_m = 20;  // where section 1 begins along x
   double mu = std::numeric_limits<double>::quiet_NaN();  // friction override
+  std::shared_ptr<const Route> route;  // mixed_drive
+  double accel_mps2 = 1.8;  // mixed_drive: the driver's acceleration towards a higher speed
 };
 
 // State of the closed-loop driver between steps (no allocation).
@@ -65,6 +75,10 @@ struct DriverState {
   std::array<double, kWheels> brake{};  // ABS pressures
   std::array<double, kWheels> drive{};  // traction-control torques
   bool started = false;
+  // mixed_drive: where on the route, the speed aimed at (rate-limited), the next stop and hard
+  // brake, and since when the car has stood at the stop
+  std::size_t route_i = 0, stop_i = 0, hard_brake_i = 0;
+  double target = 0, stopped_at = -1;
 };
 
 // The ISO 3888-1 reference path: lateral position of the centre line at distance x.

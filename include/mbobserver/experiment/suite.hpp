@@ -1,0 +1,43 @@
+// A suite of experiments: every scenario in a folder, each over N runs, scored in one table
+// (mbobserver-experiment --suite; docs/interfaces.md "Suite report"). Per scenario and quantity
+// the observer's RMSE, the open loop's, their ratio and the scenario's NEES; a cell where the
+// observer is worse than the open loop (ratio > 1) is flagged.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace mbo::exp {
+
+struct SuiteOptions {
+  std::filesystem::path dir;
+  int runs = 1;
+  std::uint64_t seed = 0;  // first seed of every scenario; 0: each scenario's own
+  std::vector<std::string> only;  // scenario names (file stems) to run; empty: all
+  double max_duration = 0;  // > 0: each scenario cut to at most this many seconds
+  std::vector<std::string> quantities;  // the table's rows per scenario
+  std::optional<nlohmann::json> observer_patch;  // merged into every vehicle scenario's observer
+};
+
+// The quantities the table shows unless told otherwise.
+const std::vector<std::string>& default_suite_quantities();
+
+// The scenario files a suite runs, sorted by name; a ConfigError when none, or when `only`
+// names one that is not there.
+std::vector<std::filesystem::path> suite_scenarios(const SuiteOptions& options);
+
+// Runs the suite; one progress line per scenario to `progress`. The report holds per scenario
+// its aggregated experiment report ("report") and its table rows ("table"), and the counts of
+// flagged cells.
+nlohmann::json run_suite(const SuiteOptions& options, std::ostream& progress);
+
+// The table, as mbobserver-experiment prints it.
+std::string suite_table(const nlohmann::json& suite);
+
+}  // namespace mbo::exp
