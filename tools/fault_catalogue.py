@@ -3,8 +3,7 @@
 (tools/inject_faults.py), scores the recorded estimates against the drive's truth, and prints
 per fault the false-valid rate of each output as mbobserver-eval reports it: the fraction of
 steps where the output's own validity flag (health.validity) is set while its error exceeds 4
-times its published sigma, or its absolute bound where it publishes no sigma (tyre forces:
-500 N). Also how the replay ended (exit code, steps, wall time, record size).
+times its published sigma, or, for the tyre forces, an absolute bound (500 N). Also how the replay ended (exit code, steps, wall time, record size).
 
     tools/fault_catalogue.py --bin build/src/programs --config config/mbobserver.json \
         --log out/main/drive.log --truth out/main/truth.csv [--faults FILE] [--json OUT]
@@ -62,7 +61,7 @@ CATALOGUE = [
 
 # The outputs scored, as mbobserver-eval reports them (src/experiment/false_valid.cpp: each
 # output's own flag set while its error exceeds 4 times its published sigma, or 500 N for the
-# tyre forces, which publish none).
+# tyre forces).
 OUTPUTS = ["position", "yaw", "velocity", "sideslip", "tyre_fx", "tyre_fy", "tyre_fz"]
 
 

@@ -5,9 +5,11 @@
 namespace mbo::exp {
 namespace {
 
-// The bound of the tyre forces, which publish no sigma: 500 N, about a tenth of a car tyre's
-// static load (the bundled sedan's 3300-4300 N), far beyond the model's error on a dry road
-// (the bundled drive's RMSE 12-16 N).
+// The bound of the tyre forces: 500 N, about a tenth of a car tyre's static load (the bundled
+// sedan's 3300-4300 N), far beyond the model's error on a dry road (the bundled drive's RMSE
+// 12-16 N). Not their published std.tyre_*: on the bundled drive std.tyre_fz is about 1e-7 N
+// while Fz is off by tens of N (4 sigma would call 98 % of the clean drive's steps false-valid);
+// std.tyre_fx and std.tyre_fy are honest there (largest |error| / sigma 1.5 and 2.1).
 constexpr double kTyreForceBound_N = 500;
 
 std::vector<ValidityOutput> make() {

@@ -1,9 +1,9 @@
 // The false-valid rate (docs/interfaces.md "Report"; issue 21): per published output, the share
 // of the scored steps on which the output's own validity flag is set while its error exceeds
-// kFalseValidSigmas times its published 1-sigma, or, where it publishes no sigma (the tyre
-// forces), a stated absolute bound. ADAS logic acts on the flag: this is how often it is lied
-// to. mbobserver-experiment's vehicle report and mbobserver-eval's report both count it here,
-// and tools/fault_catalogue.py reads mbobserver-eval's.
+// kFalseValidSigmas times its published 1-sigma, or, for the tyre forces, a stated absolute
+// bound (their std.tyre_* of estimate/2 is not yet one to score against: false_valid.cpp). ADAS logic acts on the flag:
+// this is how often it is lied to. mbobserver-experiment's vehicle report and mbobserver-eval's report both count it
+// here, and tools/fault_catalogue.py reads mbobserver-eval's.
 #pragma once
 
 #include <cstdint>
