@@ -258,6 +258,8 @@ TEST(Integrity, CheckConfigRefusesWhatNoCarOrFrameCouldHave) {
       {[](json& c) { c["runtime"]["queue_capacity"] = 18446744073709551615ull; },
        "/runtime/queue_capacity: must be in [16, 1048576], got 18446744073709551615"},
       {[](json& c) { c["runtime"]["max_time_disorder_s"] = 5; }, "/runtime/max_time_disorder_s: must be below"},
+      {[](json& c) { c["observer"]["wheel_speeds"]["speed_std"] = 1e9; },
+       "/observer/wheel_speeds/speed_std: must be in [0, 100], got 1e+09"},
   };
   for (std::size_t i = 0; i < cases.size(); ++i) {
     SCOPED_TRACE(cases[i].what);

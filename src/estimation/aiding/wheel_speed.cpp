@@ -11,15 +11,16 @@ namespace mbo::est::aiding {
 
 WheelSpeedConfig read_wheel_speed_config(const JsonReader& w, double default_gate) {
   WheelSpeedConfig c;
-  c.rolling_radius = w.non_negative("rolling_radius_m", c.rolling_radius);
-  c.speed_std = w.non_negative("speed_std", c.speed_std);
+  // the ranges of the Hall unit's keys (wheel_hall.cpp), docs/configuration.md
+  c.rolling_radius = w.number_in("rolling_radius_m", 0, 2, c.rolling_radius);  // 0: the tyre's
+  c.speed_std = w.number_in("speed_std", 0, 100, c.speed_std);
   c.use = w.boolean("use", c.use);
   c.use_vehicle_speed = w.boolean("use_vehicle_speed", c.use_vehicle_speed);
-  c.timeout_s = w.positive("timeout_s", c.timeout_s);
-  c.gate_sigma = w.non_negative("gate_sigma", default_gate);
-  c.reset_after_rejection_s = w.positive("reset_after_rejection_s", c.reset_after_rejection_s);
-  c.angle_hold_std = w.non_negative("angle_hold_std", c.angle_hold_std);
-  c.max_speed = w.positive("max_speed", c.max_speed);
+  c.timeout_s = w.positive_up_to("timeout_s", 60, c.timeout_s);
+  c.gate_sigma = w.number_in("gate_sigma", 0, kMaxGateSigma, default_gate);
+  c.reset_after_rejection_s = w.positive_up_to("reset_after_rejection_s", 3600, c.reset_after_rejection_s);
+  c.angle_hold_std = w.number_in("angle_hold_std", 0, 1000, c.angle_hold_std);
+  c.max_speed = w.positive_up_to("max_speed", 1e4, c.max_speed);
   w.finish();
   return c;
 }
