@@ -14,8 +14,8 @@
 // accelerations have no sigma: -1). One column is refreshed per step, in turn, so J is at most
 // size() steps old (38 ms for the shipped filter: 19 entries); the variances are J P J' every
 // step. Nothing is allocated after construction. What the error state does not hold (the
-// travels, pitch and roll left to the model) has no part in these sigmas: travel's and the
-// loads' sigmas are a lower bound.
+// travels, pitch and roll left to the model) has no part in J P J': the loads' and the travels'
+// sigmas add a model error (output_sigma.cpp) to it.
 #pragma once
 
 #include <Eigen/Dense>
