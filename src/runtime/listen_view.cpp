@@ -231,12 +231,10 @@ void status_block(const json& s, double age_s, std::vector<std::string>& out) {
                     count(at(&s, {"deadline_misses"})).c_str(), count(at(&s, {"skipped_steps"})).c_str(),
                     count(at(&s, {"resets"})).c_str(), count(at(&s, {"queue_overflows"})).c_str()));
   const json* f = at(&s, {"frames"});
-  out.push_back(
-      fmt(" frames received %s   decoded %s   decode errors %s   unknown ids %s   bad log lines %s   "
-          "error frames %s",
-          count(at(f, {"received"})).c_str(), count(at(f, {"decoded"})).c_str(), count(at(f, {"rejected"})).c_str(),
-          count(at(f, {"unknown"})).c_str(), count(at(f, {"bad_log_lines"})).c_str(),
-          count(at(f, {"error_frames"})).c_str()));
+  out.push_back(fmt(" frames received %s  decoded %s  decode errors %s  unknown %s  bad log lines %s  error frames %s",
+                    count(at(f, {"received"})).c_str(), count(at(f, {"decoded"})).c_str(),
+                    count(at(f, {"rejected"})).c_str(), count(at(f, {"unknown"})).c_str(),
+                    count(at(f, {"bad_log_lines"})).c_str(), count(at(f, {"error_frames"})).c_str()));
   if (const json* q = at(&s, {"queues"}); q && q->is_object()) {
     std::string line = " queues";
     for (const auto& [name, v] : q->items())
