@@ -41,6 +41,8 @@ WatchScreen::WatchScreen(boost::asio::io_context& io, double refresh_hz, std::fu
     raw.c_lflag &= ~static_cast<tcflag_t>(ICANON | ECHO);
     raw.c_cc[VMIN] = 1;
     raw.c_cc[VTIME] = 0;
+    // No Ctrl-Z: a stopped view would leave the shell on the alternate screen.
+    raw.c_cc[VSUSP] = _POSIX_VDISABLE;
     restore_termios_ = ::tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0;
     // A duplicate, so that closing the descriptor object leaves standard input open.
     const int fd = ::dup(STDIN_FILENO);

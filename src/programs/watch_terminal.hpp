@@ -1,8 +1,8 @@
 // mbobserver-listen --watch: owns the terminal while the live view is up. The alternate screen
 // (xterm's private mode 1049) keeps the user's scrollback intact; standard input goes
 // non-canonical without echo so that a single 'q' quits, with ISIG kept so that Ctrl-C still
-// raises SIGINT. The destructor puts everything back; it runs on every way out of main's body
-// (return, exception, SIGINT/SIGTERM which stop the io_context).
+// raises SIGINT (Ctrl-Z is disabled while the view is up). The destructor puts everything back; it runs on every way
+// out of main's body (return, exception, SIGINT/SIGTERM which stop the io_context).
 #pragma once
 
 #include <array>

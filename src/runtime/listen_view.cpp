@@ -1,5 +1,6 @@
 #include "mbobserver/runtime/listen_view.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdarg>
@@ -204,14 +205,16 @@ void estimate_block(const json& e, double age_s, std::vector<std::string>& out) 
   if (const json* sensors = at(&e, {"health", "sensors"}); sensors && sensors->is_object()) {
     for (const auto& [name, s] : sensors->items()) {
       const auto age = number(at(&s, {"age_ms"}));
-      const char* state = truth(at(&s, {"timed_out"}), false)    ? "TIMED OUT"
+      // A source the configuration does not map is never received either: no alarm for it.
+      const bool never = !age || std::isnan(*age);
+      const char* state = never                                  ? "never received"
+                          : truth(at(&s, {"timed_out"}), false)  ? "TIMED OUT"
                           : !truth(at(&s, {"consistent"}), true) ? "INCONSISTENT"
                                                                  : "ok";
       out.push_back(fmt(" %-14s %9s %9s %9s %10.2f %8.2f %11s  %s", name.c_str(),
-                        !age || std::isnan(*age) ? "never" : fmt("%.1f", *age).c_str(),
-                        count(at(&s, {"fused"})).c_str(), count(at(&s, {"rejected"})).c_str(),
-                        number(at(&s, {"test_ratio"})).value_or(NAN), number(at(&s, {"nis"})).value_or(NAN),
-                        count(at(&s, {"implausible"})).c_str(), state));
+                        never ? "never" : fmt("%.1f", *age).c_str(), count(at(&s, {"fused"})).c_str(),
+                        count(at(&s, {"rejected"})).c_str(), number(at(&s, {"test_ratio"})).value_or(NAN),
+                        number(at(&s, {"nis"})).value_or(NAN), count(at(&s, {"implausible"})).c_str(), state));
     }
   }
   if (const json* cal = at(&e, {"calibration"}); cal && cal->is_object() && !cal->empty()) {

@@ -43,6 +43,13 @@ struct Datagrams {
     r.calibration[2] = {.estimated = true, .converged = true, .value = 0.0012, .std = 0.0002};
     r.validity.heading = false;
     estimate = json::parse(estimate_json(r));
+    auto& vel = estimate["health"]["sensors"]["gnss_vel"];
+    vel["age_ms"] = 612.5;
+    vel["timed_out"] = true;
+    auto& course = estimate["health"]["sensors"]["gnss_course"];
+    course["age_ms"] = 2.5;
+    course["timed_out"] = false;
+    course["consistent"] = false;
     status = json::parse(status_json(mbo::test::sample_status()));
   }
 };
@@ -87,7 +94,9 @@ TEST(ListenView, ShowsValuesWithTheirSigmaAndMarksInvalidOutputs) {
   EXPECT_THAT(row(lines, "sideslip"), ContainsRegex("sideslip +deg +-0\\.860 \\+- +0\\.200 !  friction +1 +0\\.930 "
                                                     "\\+- +0\\.010 !"));
   EXPECT_THAT(row(lines, "gnss_pos"), ContainsRegex("^ gnss_pos +20\\.5 +100 +3 +0\\.30 .* ok$"));
-  EXPECT_THAT(row(lines, "wheels"), ContainsRegex("^ wheels +never +0 +0 .* TIMED OUT$"));
+  EXPECT_THAT(row(lines, "wheels"), ContainsRegex("^ wheels +never +0 +0 .* never received$"));
+  EXPECT_THAT(row(lines, "gnss_vel"), ContainsRegex("^ gnss_vel +612\\.5 .* TIMED OUT$"));
+  EXPECT_THAT(row(lines, "gnss_course"), ContainsRegex("^ gnss_course +2\\.5 .* INCONSISTENT$"));
   EXPECT_THAT(row(lines, "gyro_bias_z"), ContainsRegex("^ gyro_bias_z +0\\.0012 +0\\.0002 +yes$"));
   EXPECT_THAT(s, HasSubstr("DAEMON  status seq 9   received 0.5 s ago   uptime 12.2 s   steps 5000"));
   EXPECT_THAT(s, HasSubstr(" deadline misses 1   skipped steps 0"));
