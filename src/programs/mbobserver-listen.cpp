@@ -208,7 +208,8 @@ class Listener {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Receive mbobserverd's UDP/JSON datagrams and print or record them, one per line", "mbobserver-listen"};
+  CLI::App app{"Receive mbobserverd's UDP/JSON datagrams and print or record them (JSON lines, CSV) or watch them live",
+               "mbobserver-listen"};
   mbo::CommonOptions common;
   mbo::add_common_options(app, common);
   Options opt;
