@@ -365,12 +365,14 @@ TEST(Listen, WatchNeedsATerminal) {
 
 namespace {
 
-// A tmux server of the test's own (-L socket), killed at the end, with one 160x60 window that
+// A tmux server of the test's own (-S: a socket in the test's temporary directory, which goes
+// with it), killed at the end, with one 160x60 window that
 // runs `mbobserver-listen --watch`, then prints its exit code and the terminal's line discipline
 // flags (stty) and stays open so that both can be read.
 class TmuxWatch {
  public:
-  TmuxWatch(const std::string& socket, unsigned short port) : tmux_("/usr/bin/tmux -f /dev/null -L " + socket) {
+  TmuxWatch(const std::string& socket, unsigned short port)
+      : tmux_("/usr/bin/tmux -f /dev/null -S " + temp_file(socket).string()) {
     std::string out;
     // Run by bash directly (tmux execs a command given as several words): bash waits out a
     // SIGINT its child handles, where another sh might die of it first.
@@ -439,7 +441,7 @@ struct WatchFeed {
 // says STALE when the datagrams stop, and 'q' quits with 0 and leaves the terminal as it was.
 TEST(Listen, WatchShowsUpdatesAndQuitsOnQ) {
   const unsigned short port = free_port();
-  TmuxWatch tmux("mbo_listen_q_" + std::to_string(::getpid()), port);
+  TmuxWatch tmux("tmux_q.sock", port);
   ASSERT_TRUE(tmux.started());
   ASSERT_TRUE(tmux.wait_for("waiting for datagrams on port " + std::to_string(port))) << tmux.capture();
   WatchFeed feed(port);
@@ -468,7 +470,7 @@ TEST(Listen, WatchShowsUpdatesAndQuitsOnQ) {
 
 TEST(Listen, WatchQuitsOnSigint) {
   const unsigned short port = free_port();
-  TmuxWatch tmux("mbo_listen_int_" + std::to_string(::getpid()), port);
+  TmuxWatch tmux("tmux_int.sock", port);
   ASSERT_TRUE(tmux.started());
   WatchFeed feed(port);
   ASSERT_TRUE(tmux.wait_for("101.250 +-    0.500", [&] { feed.send(101.25); })) << tmux.capture();
