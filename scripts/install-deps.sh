@@ -11,7 +11,7 @@ packages=(
   python3 python3-can python3-canmatrix python3-jsonschema can-utils
   gnuplot-nox python3-matplotlib
   python3-distributed python3-dask python3-tqdm python3-psutil util-linux
-  clang libclang-rt-14-dev clang-format systemd help2man
+  clang libclang-rt-14-dev clang-format systemd help2man tmux
 )
 
 missing=()

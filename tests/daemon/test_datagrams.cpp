@@ -4,8 +4,11 @@
 //
 // At --rate max a short replay finishes within the first status period, so the final status
 // sent at shutdown may be the only one: the test needs at least that one, never more.
+#include <csignal>
 #include <cstdio>
 
+#include <arpa/inet.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 
 #include <gtest/gtest.h>
@@ -117,4 +120,56 @@ TEST(Datagrams, WhatTheDaemonSendsAndRecordsMatchesTheSchemas) {
   EXPECT_NE(vr.out.find(std::to_string(lines.size()) + " of " + std::to_string(lines.size()) + " datagrams valid"),
             std::string::npos)
       << vr.out;
+}
+
+// mbobserver-listen --csv on what the daemon really sends: the CSV a Python csv reader reads
+// back holds every estimate the daemon counts as sent, with the values of the JSON lines the
+// same listener recorded (tests/runtime/check_csv.py, the oracle).
+TEST(Datagrams, ListenWritesTheDaemonsEstimatesAsCsv) {
+  const unsigned short port = [] {
+    mbo::test::UdpReceiver probe;  // the kernel picks an unused port; released on return
+    return probe.port();
+  }();
+  const fs::path jsonl = temp_path("listen.jsonl"), csv = temp_path("listen.csv");
+  Child listen(
+      MBO_LISTEN,
+      {"--port", std::to_string(port), "--bind", "127.0.0.1", "--jsonl", jsonl.string(), "--csv", csv.string()},
+      "listen");
+  // UDP sent before the listener binds is lost: knock until it has written the knock.
+  const int knock = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(port);
+  ::inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+  ASSERT_TRUE(poll_until([&] {
+    const std::string hello = R"({"schema":"test.knock/1"})";
+    ::sendto(knock, hello.data(), hello.size(), 0, reinterpret_cast<const sockaddr*>(&to), sizeof to);
+    return !lines_of(jsonl).empty();
+  }));
+  ::close(knock);
+
+  json c = default_config();
+  c["publish"]["enabled"] = true;
+  c["publish"]["address"] = "127.0.0.1";
+  c["publish"]["port"] = port;
+  // 20 estimates a second of log: the whole piece fits the listener's default socket buffer
+  // even if it were not scheduled while the daemon runs at full speed.
+  c["publish"]["rate_hz"] = 20;
+  const fs::path log = CandumpLog::read(drive_log()).first_seconds(1.5).write("piece");
+  const Replay r = replay(write_config(c, "config"), log, "listened");
+  ASSERT_EQ(r.result.code, 0) << r.result.err;
+  const std::size_t estimates = r.summary["publisher"]["estimates_sent"].get<std::size_t>();
+  const std::size_t statuses = r.summary["publisher"]["status_sent"].get<std::size_t>();
+  ASSERT_GE(estimates, 20u);
+  ASSERT_TRUE(poll_until([&] { return lines_of(jsonl).size() >= 1 + estimates + statuses; }));
+  listen.signal(SIGTERM);
+  const Result l = listen.wait();
+  ASSERT_EQ(l.code, 0) << l.err;
+  EXPECT_NE(l.err.find(std::to_string(estimates) + " CSV rows ("), std::string::npos) << l.err;
+  EXPECT_EQ(lines_of(csv).size(), 1 + estimates);
+
+  const Result check =
+      run("/usr/bin/python3", {MBO_SOURCE_DIR "/tests/runtime/check_csv.py", csv.string(), jsonl.string()});
+  EXPECT_EQ(check.code, 0) << check.out << check.err;
+  EXPECT_EQ(check.out.rfind("rows " + std::to_string(estimates) + " mismatched 0 columns ", 0), 0u) << check.out;
 }
