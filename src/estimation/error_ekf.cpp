@@ -95,6 +95,7 @@ ErrorEkf::ErrorEkf(int n, const ErrorEkfSettings& s, double dt) : settings_(s), 
   Vrows_ = MatrixXd::Zero(n, N);
   e_ = VectorXd::Zero(N);
   b_ = VectorXd::Zero(N);
+  bt_ = VectorXd::Zero(N);
 }
 
 void ErrorEkf::predict(const MatrixXd* A21, const MatrixXd* A22, const MatrixXd* B) {
@@ -171,6 +172,19 @@ UpdateResult ErrorEkf::update(const Eigen::Ref<const VectorXd>& H, double innova
   const double g2 = gs * gs;
   u.test_ratio = g2 > 0 ? u.innovation * u.innovation / (g2 * u.variance) : 0;
   if (g2 > 0 && u.test_ratio > 1) return u;  // rejected by the gate
+  const ErrorBlock sensors = layout_.sensor();
+  if (!learn_sensors_ && sensors.size > 0) {
+    // Schmidt 1966: K = bt / S with the sensor rows of b = P H' zeroed; Joseph's form for that
+    // gain, P - K H P - P H' K' + K S K', is P - (bt b' + b bt' - bt bt') / S.
+    bt_ = b_;
+    bt_.segment(sensors.offset, sensors.size).setZero();
+    e_ += bt_ * (u.innovation / u.variance);
+    P_.noalias() -= (bt_ / u.variance) * b_.transpose();
+    P_.noalias() -= (b_ / u.variance) * bt_.transpose();
+    P_.noalias() += (bt_ / u.variance) * bt_.transpose();
+    u.accepted = true;
+    return u;
+  }
   // eq. (124): L = P H' / S ; e += L nu ; P -= L H P (= b b' / S), kept symmetric
   e_ += b_ * (u.innovation / u.variance);
   P_.noalias() -= (b_ / u.variance) * b_.transpose();

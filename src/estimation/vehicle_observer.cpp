@@ -255,6 +255,7 @@ const EstimateRecord& VehicleObserver::step(double t) {
   gather(t);
   models::set_inputs(*vehicle_, inputs_.inputs(), obs_->state());
   obs_->filter().set_plant_noise_scale(inputs_.guessing(t) ? cfg_.inputs.guess_noise_scale : 1.0);
+  obs_->filter().set_sensor_learning(gnss_.good_for_learning());
   auto r = obs_->step(rows_.rows(), &results_);
   counters_.newton_iterations += static_cast<std::uint64_t>(r.model_step.iterations);
   t_ = t;

@@ -323,3 +323,44 @@ TEST(ErrorEkf, AnEstimatedInputIsTakenByTheTrapezoidalRuleWithTheJacobians) {
   EXPECT_NEAR(P(1, 3), dzd, 1e-15);
   EXPECT_NEAR(P(1, 1), dzd * dzd, 1e-15);
 }
+
+// Schmidt's consider update (Schmidt 1966): with the sensor block not learning, a measurement
+// leaves the parameters' estimates at zero, and the covariance is Joseph's form for the gain
+// whose sensor rows are zero, computed here densely: (I - K H) P (I - K H)' + K r K'.
+TEST(ErrorEkf, AConsideredSensorBlockKeepsItsEstimateAndJosephsCovariance) {
+  ErrorEkfSettings s = settings(2, false);
+  s.sensor_rate_noise = {1e-6, 1e-6};
+  s.initial_std_s = {0.5, 0.2};
+  ErrorEkf learning(2, s, 0.01), considering(2, s, 0.01);
+  ASSERT_EQ(considering.sensor_parameters(), 2);
+  const int n = considering.size();
+  // correlate the parameters with the coordinates, as a drive would
+  for (auto* f : {&learning, &considering}) {
+    f->covariance()(0, 4) = f->covariance()(4, 0) = 0.05;
+    f->covariance()(1, 5) = f->covariance()(5, 1) = -0.02;
+  }
+  considering.set_sensor_learning(false);
+  Eigen::VectorXd H = Eigen::VectorXd::Zero(n);
+  H[0] = 1, H[4] = 0.7, H[5] = -0.3;  // a row that sees z0 and both parameters
+  const double r = 0.01, y = 0.4;
+  const Eigen::MatrixXd P = considering.covariance();
+  const auto u = considering.update(H, y, r, 0);
+  ASSERT_TRUE(u.accepted);
+  learning.update(H, y, r, 0);
+  const auto S = considering.layout().sensor();
+  EXPECT_EQ(considering.error().segment(S.offset, S.size).norm(), 0.0);
+  EXPECT_GT(learning.error().segment(S.offset, S.size).norm(), 1e-3) << "learning moves them";
+  Eigen::VectorXd K = P * H / (H.dot(P * H) + r);
+  K.segment(S.offset, S.size).setZero();
+  const Eigen::MatrixXd IKH = Eigen::MatrixXd::Identity(n, n) - K * H.transpose();
+  const Eigen::MatrixXd joseph = IKH * P * IKH.transpose() + K * r * K.transpose();
+  EXPECT_LT((considering.covariance() - joseph).cwiseAbs().maxCoeff(), 1e-15);
+  EXPECT_NEAR(considering.error()[0], K[0] * y, 1e-15);
+  // the parameters' own block is untouched where learning shrinks it; one update leaves the
+  // coordinates' block as learning does (it differs from the next update on)
+  for (int i = S.offset; i < S.end(); ++i) {
+    EXPECT_DOUBLE_EQ(considering.covariance()(i, i), P(i, i));
+    EXPECT_LT(learning.covariance()(i, i), P(i, i));
+  }
+  EXPECT_NEAR(considering.covariance()(0, 0), learning.covariance()(0, 0), 1e-15);
+}

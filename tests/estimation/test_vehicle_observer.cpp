@@ -256,6 +256,24 @@ TEST(VehicleObserver, VirtualSensorSigmasAreNotOptimisticOnTheLaneChange) {
   EXPECT_GT(nees["tyre_fz_fl"].get<double>(), 0.05);
 }
 
+// The sensor parameters learn only from fixes good enough (gnss.learn_max_std): with the bound
+// below the fixes' sigma the gyro bias and the wheel scales keep their start values exactly
+// (Schmidt's consider update), and the run is still the observer's (position at GNSS level).
+TEST(VehicleObserver, SensorParametersDoNotLearnFromFixesWorseThanTheBound) {
+  auto sc = scenario("vehicle_double_lane_change.json", 4);
+  sc.observer.imu.gyro_bias.on = true;
+  sc.observer.wheels.scale.on = true;
+  const auto learning = exp::run_vehicle_experiment(sc, {});
+  sc.observer.gnss.learn_max_std = 0.5 * sc.observer.gnss.position_std;
+  const auto held = exp::run_vehicle_experiment(sc, {});
+  EXPECT_NE(learning["calibration"]["gyro_bias_z"]["value"].get<double>(), 0.0);
+  EXPECT_NE(learning["calibration"]["wheel_scale_fl"]["value"].get<double>(), 1.0);
+  EXPECT_EQ(held["calibration"]["gyro_bias_z"]["value"].get<double>(), 0.0);
+  EXPECT_EQ(held["calibration"]["wheel_scale_fl"]["value"].get<double>(), 1.0);
+  EXPECT_FALSE(held["calibration"]["gyro_bias_z"]["converged"].get<bool>());
+  EXPECT_LT(rmse(held, "observer", "x"), 0.02);
+}
+
 TEST(VehicleObserver, AbsBrakingDoesNotTrustJacobiansThatJumpBetweenPeriods) {
   // ABS holds the tyres at their force peak, where dFx/dkappa swings from -230 to +3 1/s within
   // a lock/release cycle. Jacobians taken once every 50 steps then mislead the transition for

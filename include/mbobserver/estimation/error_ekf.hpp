@@ -81,6 +81,13 @@ class ErrorEkf {
   // `gate_sigma` < 0 uses the settings' gate; 0 disables it for this measurement.
   UpdateResult update(const Eigen::Ref<const VectorXd>& H, double innovation, double r, double gate_sigma = -1);
 
+  // Schmidt's "consider" update (Schmidt 1966): while off, measurements leave the estimates of
+  // the sensor block (biases, wheel scales, latency) where they are (their gain is zero) and
+  // keep its covariance and correlations exact for that suboptimal gain, so the parameters
+  // learn only from data good enough to learn from (VehicleObserver decides when).
+  void set_sensor_learning(bool on) { learn_sensors_ = on; }
+  bool sensor_learning() const { return learn_sensors_; }
+
   // After the model has been corrected with error(): the error is zero again.
   void reset_error() { e_.setZero(); }
   const VectorXd& error() const { return e_; }
@@ -98,8 +105,9 @@ class ErrorEkf {
   double dt_;
   MatrixXd F_, Fj_, W_, P_, P0_, tmp_, Bm_, Vrows_;
   Eigen::PartialPivLU<MatrixXd> lu_;
-  VectorXd e_, b_;
+  VectorXd e_, b_, bt_;
   double noise_scale_ = 1;
+  bool learn_sensors_ = true;
 };
 
 // Van Loan's method (Sinigaglia 2016 eqs. (121)-(123)): the discrete plant noise W_k of

@@ -42,6 +42,7 @@ GnssConfig read_gnss_config(const JsonReader& g, double default_gate) {
   G.reset_after_rejection_s = g.positive_up_to("reset_after_rejection_s", 3600, G.reset_after_rejection_s);
   G.start_fixes = static_cast<int>(g.integer("start_fixes", 1, 100, G.start_fixes));
   G.latency = read_estimate_config(g, "estimate_latency", G.latency);
+  G.learn_max_std = g.positive_up_to("learn_max_std", 1000, G.learn_max_std);
   if (G.latency.on && !(G.latency.min <= G.latency_s && G.latency_s <= G.latency.max))
     g.at("estimate_latency").fail("latency_s is outside [min, max]");
   if (auto o = g.find("origin")) {

@@ -38,6 +38,10 @@ struct GnssConfig {
   // describe the car latency ago, which the rows account for to first order (h = r - latency v,
   // v - latency a); its error shows along the track whenever the speed or the heading changes.
   EstimateConfig latency{false, 0.05, 1e-6, 0, 0.5};
+  // The sensor parameters (biases, wheel scales, latency) learn only while the fixes are live
+  // and their sigma in use is at most this (m): a metre-class receiver's error, correlated over
+  // tens of seconds, would otherwise be learned as a scale or a bias with confidence.
+  double learn_max_std = 0.3;
   bool origin_from_first_fix = true;
   double lat0 = 0, lon0 = 0, alt0 = 0;
 };
@@ -95,6 +99,8 @@ class GnssAiding {
   const SourceHealth& health(SensorKind kind) const { return health_[index_of(kind)]; }
   bool position_timed_out() const { return health(SensorKind::gnss_position).timed_out(); }
   bool velocity_timed_out() const { return health(SensorKind::gnss_velocity).timed_out(); }
+  // Fixes good enough for the sensor parameters to learn from (GnssConfig::learn_max_std).
+  bool good_for_learning() const { return !position_timed_out() && position_std() <= cfg_.learn_max_std; }
   const GnssConfig& config() const { return cfg_; }
   const GeographicLib::LocalCartesian& geodesy() const { return enu_; }
 
