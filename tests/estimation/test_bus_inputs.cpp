@@ -1,0 +1,128 @@
+// A production car's inputs turned into the model's (aiding/bus_inputs.hpp, issue 20): the
+// steering-wheel table and its slope, the driveline's gear, final drive, efficiency and the
+// AWD split against speed (torque conserved), and the brake switch's pressures, whose brake
+// torques decelerate the car's mass at the configured rate once ramped in.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+
+#include "mbobserver/core/json_reader.hpp"
+#include "mbobserver/estimation/aiding/bus_inputs.hpp"
+#include "mbobserver/experiment/vehicle_experiment.hpp"
+
+namespace {
+
+using namespace mbo;
+using namespace mbo::est;
+using namespace mbo::est::aiding;
+
+constexpr double kDeg = M_PI / 180;
+
+std::shared_ptr<const models::Vehicle> sedan() {
+  static auto v =
+      exp::load_vehicle_scenario(std::string(MBO_SOURCE_DIR) + "/scenarios/vehicle_double_lane_change.json").model;
+  return v;
+}
+
+BusInputsConfig read(const nlohmann::json& observer) {
+  BusInputsConfig c;
+  read_bus_inputs_config(JsonReader(observer, "observer.json", "/observer"), c);
+  return c;
+}
+
+const nlohmann::json kAwd = nlohmann::json::parse(R"({
+  "steering": {"table": {"steering_wheel_deg": [-540, 0, 90, 540], "road_wheel_deg": [-36, 0, 6, 30]}},
+  "driveline": {"layout": "AWD", "gear_ratios": {"1": 3.6, "2": 2.1, "-1": 3.3}, "final_drive": 3.9,
+                "efficiency": 0.9, "centre_split": {"speed_kmh": [0, 100], "front_share": [0.6, 0.4]}},
+  "brakes": {"front_ratio": 1.0, "rear_ratio": 0.7, "switch_deceleration": 3, "switch_ramp_s": 0.3}
+})");
+
+}  // namespace
+
+TEST(BusInputs, SteeringWheelTableAndItsSlopeGiveTheRoadWheelAngleAndRate) {
+  const BusInputs b(read(kAwd), *sedan());
+  EXPECT_NEAR(b.road_wheel_angle(45 * kDeg), 3 * kDeg, 1e-12);  // halfway along 0..90
+  EXPECT_NEAR(b.road_wheel_angle(-270 * kDeg), -18 * kDeg, 1e-12);
+  EXPECT_NEAR(b.road_wheel_angle(900 * kDeg), 30 * kDeg, 1e-12) << "held beyond the table";
+  // the rate through the local slope: 6/90 below 90 deg, 24/450 above
+  EXPECT_NEAR(b.road_wheel_rate(45 * kDeg, 1.0), 6.0 / 90, 1e-12);
+  EXPECT_NEAR(b.road_wheel_rate(300 * kDeg, 1.0), 24.0 / 450, 1e-12);
+  auto ratio = kAwd;
+  ratio["steering"] = {{"ratio", 15.5}};
+  const BusInputs r(read(ratio), *sedan());
+  EXPECT_NEAR(r.road_wheel_angle(1.55), 0.1, 1e-12);
+  EXPECT_NEAR(r.road_wheel_rate(0.3, 3.1), 0.2, 1e-12);
+}
+
+TEST(BusInputs, DrivelineConservesTorqueAndSplitsItByLayoutAndSpeed) {
+  const BusInputs awd(read(kAwd), *sedan());
+  bool known = false;
+  EXPECT_DOUBLE_EQ(awd.gear_ratio(2, known), 2.1);
+  EXPECT_TRUE(known);
+  EXPECT_DOUBLE_EQ(awd.gear_ratio(-1, known), 3.3);
+  EXPECT_EQ(awd.gear_ratio(0, known), 0.0) << "neutral: no torque reaches the wheels";
+  EXPECT_FALSE(known);
+  const double engine = 200, total = 200 * 3.6 * 3.9 * 0.9;
+  for (double kmh : {0.0, 50.0, 100.0, 150.0}) {
+    const auto T = awd.wheel_torques(engine, 3.6, kmh / 3.6);
+    EXPECT_NEAR(std::accumulate(T.begin(), T.end(), 0.0), total, 1e-9) << kmh;
+    EXPECT_DOUBLE_EQ(T[0], T[1]) << "an open differential splits evenly";
+    EXPECT_DOUBLE_EQ(T[2], T[3]);
+    const double front = std::clamp(0.6 - 0.2 * kmh / 100, 0.4, 0.6);
+    EXPECT_NEAR((T[0] + T[1]) / total, front, 1e-12) << kmh << " km/h";
+  }
+  for (auto [layout, front] : {std::pair{"FWD", 1.0}, std::pair{"RWD", 0.0}}) {
+    auto c = kAwd;
+    c["driveline"] = {{"layout", layout}, {"fixed_ratio", 9.0}};
+    const BusInputs b(read(c), *sedan());
+    EXPECT_DOUBLE_EQ(b.gear_ratio(7, known), 9.0) << "no gear table: the fixed reduction";
+    const auto T = b.wheel_torques(100, 9.0, 10);
+    EXPECT_NEAR(T[0] + T[1], front * 900, 1e-9) << layout;
+    EXPECT_NEAR(T[2] + T[3], (1 - front) * 900, 1e-9) << layout;
+  }
+}
+
+TEST(BusInputs, BrakeSwitchPressuresDecelerateTheCarAtTheConfiguredRateOnceRampedIn) {
+  const auto v = sedan();
+  BusInputs b(read(kAwd), *v);
+  ModelInputs in(InputsConfig{});
+  const auto& p = v->params;
+  // the brake force at the road of the four wheels' torques: sum gain p / r
+  auto deceleration = [&] {
+    const auto& P = in.inputs().brake_pressure;
+    double torque = 0;
+    for (int w = 0; w < 4; ++w) torque += p.axles[w < 2 ? 0 : 1].brake_gain_Nm_per_Pa * P[w];
+    return torque / p.axles[0].tyre.radius_m / p.total_mass();
+  };
+  auto at = [&](double t, double pressed) {
+    b.hold(Measurement{t, Channel::brake_switch, pressed});
+    b.convert(t, 20, in);
+    in.gather(t);
+  };
+  at(1.0, 1);
+  EXPECT_NEAR(deceleration(), 0.0, 1e-12) << "the ramp starts at the press";
+  at(1.15, 1);
+  EXPECT_NEAR(deceleration(), 1.5, 1e-9) << "halfway up the 0.3 s ramp";
+  at(1.4, 1);
+  EXPECT_NEAR(deceleration(), 3.0, 1e-9);
+  const auto& P = in.inputs().brake_pressure;
+  EXPECT_NEAR(P[2] / P[0], 0.7, 1e-12) << "the rear line's ratio";
+  EXPECT_DOUBLE_EQ(P[0], P[1]);
+  at(1.5, 0);
+  EXPECT_EQ(deceleration(), 0.0) << "released";
+  at(1.6, 1);
+  at(1.75, 1);
+  EXPECT_NEAR(deceleration(), 1.5, 1e-9) << "a new press ramps in again";
+}
+
+TEST(BusInputs, ABadDrivelineIsRefusedWithItsPointer) {
+  auto c = kAwd;
+  c["driveline"]["gear_ratios"] = {{"first", 3.6}};
+  try {
+    read(c);
+    FAIL() << "accepted a gear named by a word";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("/observer/driveline/gear_ratios/first"), std::string::npos) << e.what();
+  }
+}
