@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "mbobserver/estimation/vehicle_record.hpp"
+#include "mbobserver/mb/kinematics.hpp"
 
 namespace mbo::est {
 
@@ -128,6 +129,9 @@ double VehicleObserver::parameter_std(int k) const {
 void VehicleObserver::start(const models::VehicleStart& s, double t0) {
   mb::Workspace ws(vehicle_->model);
   mb::State st = models::start_vehicle(*vehicle_, ws, s, inputs_.inputs());
+  wheels_.forget_counts();
+  wheels_.align_start(st);
+  mb::solve_position(vehicle_->model, st.q, st.u, ws);
   obs_->initialize(st);
   sigma_->restart();
   started_ = true;

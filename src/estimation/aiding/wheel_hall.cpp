@@ -130,6 +130,17 @@ void WheelHallAiding::reset_wheel(int w, MbObserver& observer) {
   if (j >= 0) observer.restart_coordinate(j);
 }
 
+void WheelHallAiding::align_start(mb::State& s) const {
+  if (!cfg_.use) return;
+  for (int w = 0; w < 4; ++w) {
+    const auto& held = samples_.peek(static_cast<Channel>(index_of(kFirst) + w));
+    if (held.t < 0 || !std::isfinite(held.value)) continue;
+    const int slot = vehicle_.wheels[w].spin;
+    HallUnwrapper fresh(cfg_.teeth, cfg_.modulus[w]);
+    s.q[slot] = fresh.angle(static_cast<std::uint32_t>(std::llround(held.value)), s.q[slot]);
+  }
+}
+
 void WheelHallAiding::forget_counts() {
   for (auto& h : unwrap_) h.reset();
 }
