@@ -50,6 +50,9 @@ TEST(VehicleObserver, DoubleLaneChangeFromFirstFixBeatsTheOpenLoopWhereItMatters
   // The bundled drive's scenario (starts from the first GNSS fix), first 4 s.
   auto sc = scenario("vehicle_double_lane_change.json", 4);
   const auto rep = exp::run_vehicle_experiment(sc, {});
+  // the model starts with its wheels where the counts put them: no Hall row is rejected (all
+  // four were, for 0.1 s, when the start came 40 ms after the first count)
+  EXPECT_EQ(rep["sensors"]["wheels"]["rejected"].get<double>(), 0.0);
   // position and heading: the open loop drifts, the observer stays at the GNSS noise level
   EXPECT_LT(rmse(rep, "observer", "x"), 0.02);
   EXPECT_LT(rmse(rep, "observer", "y"), 0.02);
