@@ -171,6 +171,7 @@ void VehicleObserver::gather(double t) {
   bus_inputs_.convert(t, out_.velocity_body.x(), inputs_);
   inputs_.gather(t);
   bus_inputs_.apply_rate(inputs_.inputs());
+  bus_inputs_.apply_abs(out_, obs_->state().u[vehicle_->in.mu], inputs_.inputs());
   gnss_.gather(t, rows_);
   imu_.gather(t, rows_);
   wheels_.gather(t, obs_->state(), inputs_.inputs(), obs_->sensor_parameters(), rows_);

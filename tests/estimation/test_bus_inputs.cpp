@@ -1,7 +1,8 @@
 // A production car's inputs turned into the model's (aiding/bus_inputs.hpp, issue 20): the
 // steering-wheel table and its slope, the driveline's gear, final drive, efficiency and the
 // AWD split against speed (torque conserved), and the brake switch's pressures, whose brake
-// torques decelerate the car's mass at the configured rate once ramped in.
+// torques decelerate the car's mass at the configured rate once ramped in; the car's ABS on the
+// model's wheels.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -114,6 +115,61 @@ TEST(BusInputs, BrakeSwitchPressuresDecelerateTheCarAtTheConfiguredRateOnceRampe
   at(1.6, 1);
   at(1.75, 1);
   EXPECT_NEAR(deceleration(), 1.5, 1e-9) << "a new press ramps in again";
+}
+
+TEST(BusInputs, TheCarsAbsLimitsEachWheelsBrakeForceToItsTyresPeakAtTheModelsLoadAndFriction) {
+  const auto v = sedan();
+  const auto& p = v->params;
+  models::VehicleOutputs o;
+  o.speed = 25;
+  const std::array<double, 4> Fz{5000, 4800, 3000, 2600};
+  for (int w = 0; w < 4; ++w) o.wheel[w].Fz = Fz[w];
+  // the brake force at the road of a wheel's pressure, and the tyre's peak force (its Fx over
+  // slip, sampled: the curve's maximum, found independently of the formula apply_abs uses)
+  auto road_force = [&](const models::VehicleInputs& in, int w) {
+    return p.axles[w < 2 ? 0 : 1].brake_gain_Nm_per_Pa * in.brake_pressure[w] / p.axles[w < 2 ? 0 : 1].tyre.radius_m;
+  };
+  auto peak_force = [&](int w, double mu) {
+    const auto& tm = v->tyres[w]->model();
+    // Magic Formula D sin(C atan(B k - E (B k - atan(B k)))) over B k: its largest value
+    const auto& l = tm.p.longitudinal;
+    const double D = tm.mu_effective(mu, Fz[w]) * l.peak_factor * Fz[w];
+    double peak = 0;
+    for (double y = 0; y < 20; y += 1e-3)
+      peak = std::max(peak, D * std::sin(l.C * std::atan(y - l.E * (y - std::atan(y)))));
+    return peak;
+  };
+  auto braked = [&](const nlohmann::json& brakes, double master, double mu, double speed) {
+    auto c = kAwd;
+    if (brakes.is_object()) c["brakes"].update(brakes);
+    BusInputs b(read(c), *v);
+    ModelInputs in(InputsConfig{});
+    b.hold(Measurement{1.0, Channel::brake_master_pressure, master});
+    b.convert(1.0, speed, in);
+    in.gather(1.0);
+    o.speed = speed;
+    b.apply_abs(o, mu, in.inputs());
+    return in.inputs();
+  };
+  const double mu = v->tyres[0]->model().p.mu;
+  // a light press passes untouched
+  const auto light = braked({}, 5e5, mu, 25);
+  EXPECT_DOUBLE_EQ(light.brake_pressure[0], 5e5);
+  EXPECT_DOUBLE_EQ(light.brake_pressure[2], 0.7 * 5e5);
+  // a panic press: every wheel's brake force held at 0.95 of its tyre's peak, per wheel load
+  const auto panic = braked({}, 2e7, mu, 25);
+  for (int w = 0; w < 4; ++w) {
+    EXPECT_NEAR(road_force(panic, w) / peak_force(w, mu), 0.95, 2e-3) << w;
+    EXPECT_LT(panic.brake_pressure[w], 0.7 * 2e7) << w;
+  }
+  EXPECT_GT(road_force(panic, 0), road_force(panic, 3)) << "more load, more brake";
+  // on a road of half the friction, about half the force (the load sensitivity is the same)
+  const auto ice = braked({}, 2e7, 0.5 * mu, 25);
+  EXPECT_NEAR(road_force(ice, 0) / road_force(panic, 0), 0.5, 1e-9);
+  EXPECT_NEAR(road_force(braked({{"abs_force_fraction", 0.8}}, 2e7, mu, 25), 1) / peak_force(1, mu), 0.8, 2e-3);
+  // off below walking pace, and when the car has no ABS
+  EXPECT_DOUBLE_EQ(braked({}, 2e7, mu, 1.5).brake_pressure[0], 2e7);
+  EXPECT_DOUBLE_EQ(braked({{"abs", false}}, 2e7, mu, 25).brake_pressure[0], 2e7);
 }
 
 TEST(BusInputs, ABadDrivelineIsRefusedWithItsPointer) {

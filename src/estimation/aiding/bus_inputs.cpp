@@ -85,6 +85,8 @@ void read_bus_inputs_config(const JsonReader& obs, BusInputsConfig& c) {
     B.rear_ratio = b->non_negative("rear_ratio", B.rear_ratio);
     B.switch_deceleration = b->non_negative("switch_deceleration", B.switch_deceleration);
     B.switch_ramp_s = b->positive("switch_ramp_s", B.switch_ramp_s);
+    B.abs = b->boolean("abs", B.abs);
+    B.abs_force_fraction = b->number_in("abs_force_fraction", 0.1, 1, B.abs_force_fraction);
     b->finish();
   }
 }
@@ -173,6 +175,21 @@ void BusInputs::convert(double t, double speed, ModelInputs& inputs) {
 
 void BusInputs::apply_rate(models::VehicleInputs& inputs) const {
   if (have_rate_) inputs.steer_rate = road_wheel_rate(swa_, rate_);
+}
+
+void BusInputs::apply_abs(const models::VehicleOutputs& model, double mu, models::VehicleInputs& inputs) const {
+  if (!cfg_.brakes_set || !cfg_.brakes.abs || model.speed < 2) return;
+  const auto& p = vehicle_.params;
+  for (int w = 0; w < models::kWheels; ++w) {
+    const auto& tm = vehicle_.tyres[static_cast<std::size_t>(w)]->model();
+    const double Fz = std::max(model.wheel[static_cast<std::size_t>(w)].Fz, 0.0);
+    const double m = mu > 0 ? mu : tm.p.mu;
+    const double peak = tm.mu_effective(m, Fz) * tm.p.longitudinal.peak_factor * Fz;
+    const double gain = p.axles[static_cast<std::size_t>(models::axle_of(w))].brake_gain_Nm_per_Pa;
+    if (gain <= 0) continue;
+    auto& pw = inputs.brake_pressure[static_cast<std::size_t>(w)];
+    pw = std::min(pw, cfg_.brakes.abs_force_fraction * peak * tm.p.radius_m / gain);
+  }
 }
 
 }  // namespace mbo::est::aiding
