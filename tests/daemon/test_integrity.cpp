@@ -170,6 +170,34 @@ TEST(Integrity, ASummaryThatCannotBeWrittenIsExitCode1) {
   EXPECT_THAT(r.err, HasSubstr("summary /dev/full: write failed: No space left on device (ENOSPC)"));
 }
 
+// A calibration file that cannot be written is lost learning (docs/configuration.md): logged with
+// its path and errno, counted in outputs.write_errors like the record's and the summary's
+// failures, and the replay, which it does not stop, exits 1.
+TEST(Integrity, ACalibrationFileThatCannotBeWrittenIsCountedAndExitCode1) {
+  json c = default_config();
+  c["observer"]["imu"]["estimate_gyro_bias"] = json::object();  // something to keep (defaults)
+  const fs::path config = write_config(c, "learning"), log = drive_piece(kPiece_s).write("piece");
+  const fs::path not_a_folder = temp_path("not_a_folder");
+  write_file(not_a_folder, "a file, so no folder to write in\n");
+  const fs::path calibration = not_a_folder / "calibration.json";
+  const Replay r = replay(config, log, "unsaved", {"--calibration", calibration.string()});
+  EXPECT_EQ(r.result.code, 1) << r.result.err;
+  EXPECT_THAT(r.result.err, HasSubstr(calibration.string() + ".tmp: cannot create: Not a directory"));
+  ASSERT_TRUE(r.summary.is_object()) << r.result.err;
+  // the final save, and any periodic one the status timer made on the way (wall time: not counted on)
+  EXPECT_GE(r.summary["outputs"]["write_errors"].get<int>(), 1);
+  EXPECT_EQ(r.summary["outputs"]["last_write_error"], "ENOTDIR");
+  // the replay went to its end: the estimates of a run whose calibration file was written
+  const fs::path saved = temp_path("saved.calibration.json");
+  const Replay reference = replay(config, log, "saved", {"--calibration", saved.string()});
+  ASSERT_EQ(reference.result.code, 0) << reference.result.err;
+  EXPECT_EQ(reference.summary["outputs"]["write_errors"], 0);
+  EXPECT_TRUE(fs::is_regular_file(saved));
+  EXPECT_EQ(r.summary["steps"], reference.summary["steps"]);
+  const std::string x = reference.record_bytes(), y = r.record_bytes();
+  EXPECT_TRUE(x == y) << first_difference(x, y);
+}
+
 TEST(Integrity, TheRecordStopsAtItsSizeLimit) {
   const fs::path record = temp_path("limited.jsonl");
   const Result r = run(MBO_DAEMON, {"--config", default_config_file().string(), "--replay",
