@@ -77,6 +77,27 @@ def score(args, est_path, work):
     return fv["steps"], rep["valid"] / rep["estimates"] if rep["estimates"] else 0, fv["rate"], worst
 
 
+def replay(bin_dir, config, log, work, timeout, extra=()):
+    """One replay of LOG through BIN_DIR/mbobserverd at --rate max into WORK/est.jsonl and
+    WORK/summary.json (both removed first, so that a run that fails leaves neither behind from the
+    one before), killed after TIMEOUT s (None: never). Returns (exit code, or "timeout"; stderr,
+    stripped, or why it was killed; wall time in s; record path; summary path). tools/mutation_test.py
+    replays through this too."""
+    rec, summ = os.path.join(work, "est.jsonl"), os.path.join(work, "summary.json")
+    for p in (rec, summ):
+        if os.path.exists(p):
+            os.remove(p)
+    t = time.monotonic()
+    try:
+        p = subprocess.run([os.path.join(bin_dir, "mbobserverd"), "--config", config, "--replay", log, "--rate",
+                            "max", "--record", rec, "--summary-json", summ, "--no-progress", *extra],
+                           capture_output=True, text=True, timeout=timeout)
+        code, err = p.returncode, p.stderr.strip()
+    except subprocess.TimeoutExpired:
+        code, err = "timeout", f"no end within {timeout:g} s"
+    return code, err, time.monotonic() - t, rec, summ
+
+
 def run_one(args, name, faults, work):
     log = os.path.join(work, "fault.log")
     if faults:
@@ -84,19 +105,8 @@ def run_one(args, name, faults, work):
                         *faults], check=True, stderr=subprocess.DEVNULL)
     else:
         log = args.log
-    rec, summ = os.path.join(work, "est.jsonl"), os.path.join(work, "summary.json")
-    for p in (rec, summ):
-        if os.path.exists(p):
-            os.remove(p)
-    t = time.monotonic()
-    try:
-        p = subprocess.run([os.path.join(args.bin, "mbobserverd"), "--config", args.config, "--replay", log, "--rate",
-                            "max", "--record", rec, "--summary-json", summ, "--no-progress"],
-                           capture_output=True, text=True, timeout=args.timeout)
-        code, err = p.returncode, p.stderr.strip().splitlines()[-1:] if p.stderr.strip() else []
-    except subprocess.TimeoutExpired:
-        code, err = "timeout", [f"no end within {args.timeout} s"]
-    wall = time.monotonic() - t
+    code, err, wall, rec, _ = replay(args.bin, args.config, log, work, args.timeout)
+    err = err.splitlines()[-1:]
     size = os.path.getsize(rec) if os.path.exists(rec) else 0
     steps, valid, fv, worst = score(args, rec, work) if size else (0, 0, {}, {})
     return {"name": name, "faults": faults, "exit": code, "error": err[0] if err else "", "wall_s": round(wall, 2),

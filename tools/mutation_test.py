@@ -22,10 +22,10 @@ import json
 import os
 import random
 import re
-import subprocess
 import sys
 import tempfile
-import time
+
+import fault_catalogue  # its replay(): this script sits next to it, so on sys.path[0]
 
 LINE = re.compile(r"^\((\d+)\.(\d+)\)(\s+\S+\s+[0-9A-Fa-f]+#)([0-9A-Fa-f]*)(.*)$")
 HEX = "0123456789ABCDEF"
@@ -52,19 +52,8 @@ def mutate(lines, rng):
 
 
 def replay(args, log, work, timeout):
-    rec, summ = os.path.join(work, "est.jsonl"), os.path.join(work, "summary.json")
-    for p in (rec, summ):
-        if os.path.exists(p):
-            os.remove(p)
-    t = time.monotonic()
-    try:
-        p = subprocess.run([os.path.join(args.bin, "mbobserverd"), "--config", args.config, "--replay", log, "--rate",
-                            "max", "--record", rec, "--summary-json", summ, "--no-progress", "--log-level", "error"],
-                           capture_output=True, text=True, timeout=timeout)
-        code, err = p.returncode, p.stderr.strip()
-    except subprocess.TimeoutExpired:
-        code, err = "timeout", f"no end within {timeout:.1f} s"
-    wall = time.monotonic() - t
+    code, err, wall, rec, summ = fault_catalogue.replay(args.bin, args.config, log, work, timeout,
+                                                        ["--log-level", "error"])
     size = os.path.getsize(rec) if os.path.exists(rec) else 0
     try:
         with open(summ) as f:

@@ -28,7 +28,8 @@ namespace {
 double unix_now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
 // Keeps the calibration file up to date from the I/O thread: every `period_s` of wall time and
-// at exit; a write that fails is logged with the path and errno, and the next one tries again.
+// at exit; a write that fails is logged with the path and errno, counted in the status's
+// outputs.write_errors, and the next one tries again.
 class CalibrationKeeper {
  public:
   CalibrationKeeper(std::optional<std::filesystem::path> path, double period_s, std::string vehicle_sha256)
@@ -45,10 +46,13 @@ class CalibrationKeeper {
       return true;
     } catch (const std::system_error& e) {
       ++failures_;
+      last_errno_ = e.code().value();
       spdlog::error("{}", e.what());
       return false;
     }
   }
+  std::uint64_t failures() const { return failures_; }
+  int last_errno() const { return last_errno_; }
 
  private:
   std::optional<std::filesystem::path> path_;
@@ -56,6 +60,7 @@ class CalibrationKeeper {
   std::string sha_;
   double last_ = 0;
   std::uint64_t failures_ = 0;
+  int last_errno_ = 0;
 };
 
 double max_rss_mb() {
@@ -66,7 +71,7 @@ double max_rss_mb() {
 
 // The parts of a status record that the publisher cannot know, from what the threads share.
 void fill_status(StatusRecord& s, const DaemonShared& sh, bool replay, const LiveInputs* live, const RecordSink& sink,
-                 const OutputFile* summary, std::uint64_t summary_errors) {
+                 const OutputFile* summary, std::uint64_t summary_errors, const CalibrationKeeper& keeper) {
   s.frames = sh.frames.snapshot();
   if (replay) {
     s.frames.bad_log_lines = sh.feed.bad_lines.load(std::memory_order_relaxed);
@@ -87,8 +92,11 @@ void fill_status(StatusRecord& s, const DaemonShared& sh, bool replay, const Liv
   if (live) live->add_can_status(s);
   s.outputs.record_bytes = sink.bytes();
   s.outputs.records_lost = sink.records_lost();
-  s.outputs.write_errors = sink.write_errors() + summary_errors;
-  s.outputs.last_write_errno = summary && summary->error() ? summary->error() : sink.last_errno();
+  s.outputs.write_errors = sink.write_errors() + summary_errors + keeper.failures();
+  // the summary's, else the record's, else the calibration file's
+  s.outputs.last_write_errno = summary && summary->error() ? summary->error()
+                               : sink.last_errno()         ? sink.last_errno()
+                                                           : keeper.last_errno();
   s.outputs.reopens = sink.reopens();
 }
 
@@ -201,7 +209,7 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
   // The I/O thread drains the estimate queue itself, so every record reaches the --record
   // file before the publisher decimates; the publisher runs its status timer.
   publisher.start_status([&](StatusRecord& s) {
-    fill_status(s, shared, log != nullptr, live.get(), sink, summary.get(), summary_errors);
+    fill_status(s, shared, log != nullptr, live.get(), sink, summary.get(), summary_errors, keeper);
     keeper.tick(s.calibration);  // on the I/O thread, once a status period at most
   });
   shared.estimates_ready.async_watch(io, [&] { sink.drain(shared.estimates); });
@@ -243,8 +251,12 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
   const double wall_s = (monotonic_ns() - wall_start) * 1e-9;
 
   // The summary: the final status record, written as the status datagrams are, and the run.
-  const StatusRecord status = publisher.make_status();
+  StatusRecord status = publisher.make_status();
   const bool calibration_saved = keeper.save(status.calibration);
+  if (!calibration_saved) {  // after make_status: the summary counts it, as the most recent failure
+    ++status.outputs.write_errors;
+    status.outputs.last_write_errno = keeper.last_errno();
+  }
   const RunSummary run = summarise_run(status, shared, opt, log.get(), sink, dt, wall_s);
   const std::string text = nlohmann::ordered_json::parse(summary_json(status, run)).dump(2);
   if (summary && !(summary->replace(text + "\n") && summary->close())) summary_failed();

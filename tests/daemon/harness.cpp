@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -174,6 +175,11 @@ fs::path write_config(const json& config, const std::string& name) {
   return p;
 }
 
+const fs::path& default_config_file() {
+  static const fs::path c = write_config(default_config(), "config");
+  return c;
+}
+
 // ---- the drive ----
 
 fs::path drive_log() { return MBO_DRIVE_LOG; }
@@ -257,6 +263,14 @@ fs::path CandumpLog::write(const std::string& name) const {
   const fs::path p = temp_path(name + ".log");
   write_file(p, text());
   return p;
+}
+
+const CandumpLog& drive_piece(double seconds) {
+  // std::map: its elements stay where they are as others are added
+  static std::map<double, CandumpLog> pieces;
+  auto it = pieces.find(seconds);
+  if (it == pieces.end()) it = pieces.emplace(seconds, CandumpLog::read(drive_log()).first_seconds(seconds)).first;
+  return it->second;
 }
 
 // ---- the daemon ----

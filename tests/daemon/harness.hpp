@@ -77,6 +77,8 @@ bool poll_until(const std::function<bool()>& done, double guard_s = 120);
 // (port 47800 may belong to someone else's daemon on this machine).
 json default_config();
 fs::path write_config(const json& config, const std::string& name);
+// default_config() written once per test process ("config.json" in its temporary folder).
+const fs::path& default_config_file();
 
 // ---- the simulated drive ----
 
@@ -109,6 +111,9 @@ struct CandumpLog {
   std::string text() const;
   fs::path write(const std::string& name) const;
 };
+
+// The first `seconds` of the simulated drive, read once per length and test process.
+const CandumpLog& drive_piece(double seconds);
 
 // ---- the daemon ----
 

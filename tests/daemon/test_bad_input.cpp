@@ -18,16 +18,6 @@ namespace {
 constexpr double kPiece_s = 1.2;
 constexpr std::uint32_t kLatitude = 0x300, kLongitude = 0x301, kAltVel = 0x302;
 
-const CandumpLog& piece() {
-  static const CandumpLog log = CandumpLog::read(drive_log()).first_seconds(kPiece_s);
-  return log;
-}
-
-fs::path config() {
-  static const fs::path c = write_config(default_config(), "config");
-  return c;
-}
-
 // The daemon ran to the end of `log`: exit 0, a record for every step, the last step at the
 // last frame.
 void expect_ran_to_the_end(const Replay& r, const CandumpLog& log) {
@@ -69,12 +59,12 @@ int overwrite(CandumpLog& log, std::uint32_t id, double from_s, double to_s, con
 
 TEST(BadInput, GarbageLinesAndATruncatedLastLineAreCountedAndSkipped) {
   // Reference: the piece without its last frame, the one the damaged log truncates.
-  CandumpLog good = piece();
+  CandumpLog good = drive_piece(kPiece_s);
   const std::string last = good.lines.back();
   good.lines.pop_back();
   // so that both logs end at the same instant
   ASSERT_EQ(frame_time(last), good.t_end());
-  const Replay reference = replay(config(), good.write("good"), "good");
+  const Replay reference = replay(default_config_file(), good.write("good"), "good");
 
   CandumpLog bad = good;
   const std::vector<std::pair<std::size_t, std::string>> garbage = {
@@ -97,7 +87,7 @@ TEST(BadInput, GarbageLinesAndATruncatedLastLineAreCountedAndSkipped) {
   const fs::path log = temp_path("damaged.log");
   write_file(log, text);
 
-  const Replay r = replay(config(), log, "damaged");
+  const Replay r = replay(default_config_file(), log, "damaged");
   expect_ran_to_the_end(r, good);
   ASSERT_EQ(reference.result.code, 0) << reference.result.err;
   EXPECT_EQ(r.summary["frames"]["bad_log_lines"], bad_line_numbers.size());
@@ -116,8 +106,8 @@ TEST(BadInput, GarbageLinesAndATruncatedLastLineAreCountedAndSkipped) {
 }
 
 TEST(BadInput, FramesWithUnknownIdsAreCountedAndIgnored) {
-  const Replay reference = replay(config(), piece().write("good"), "good");
-  CandumpLog log = piece();
+  const Replay reference = replay(default_config_file(), drive_piece(kPiece_s).write("good"), "good");
+  CandumpLog log = drive_piece(kPiece_s);
   // Standard and extended ids that no DBC of the configuration defines, between real frames.
   int added = 0;
   for (std::size_t i = 50; i < log.lines.size(); i += 200) {
@@ -126,7 +116,7 @@ TEST(BadInput, FramesWithUnknownIdsAreCountedAndIgnored) {
     log.lines.insert(log.lines.begin() + static_cast<long>(i), candump_line(t, "1ABCDEF0", "FF"));
     added += 2;
   }
-  const Replay r = replay(config(), log.write("unknown"), "unknown");
+  const Replay r = replay(default_config_file(), log.write("unknown"), "unknown");
   expect_ran_to_the_end(r, log);
   ASSERT_EQ(reference.result.code, 0) << reference.result.err;
   EXPECT_EQ(r.summary["frames"]["unknown"], added);
@@ -138,7 +128,7 @@ TEST(BadInput, FramesWithUnknownIdsAreCountedAndIgnored) {
 }
 
 TEST(BadInput, NonFiniteSignalValuesAreRejected) {
-  CandumpLog log = piece();
+  CandumpLog log = drive_piece(kPiece_s);
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
   int n = overwrite(log, kLatitude, 0.31, 0.41, le_double_hex(nan));
@@ -146,7 +136,7 @@ TEST(BadInput, NonFiniteSignalValuesAreRejected) {
   // altitude is an IEEE float in bytes 0-3 of GNSS_Alt_Vel (speed and course left alone)
   n += overwrite(log, kAltVel, 0.71, 0.81, "0000C07F");
   ASSERT_EQ(n, 15);  // 50 Hz GNSS: five frames per window of 0.1 s
-  const Replay r = replay(config(), log.write("nonfinite"), "nonfinite");
+  const Replay r = replay(default_config_file(), log.write("nonfinite"), "nonfinite");
   expect_ran_to_the_end(r, log);
   EXPECT_EQ(r.summary["frames"]["rejected"], n);
   expect_finite_states(r);
@@ -156,14 +146,14 @@ TEST(BadInput, NonFiniteSignalValuesAreRejected) {
 // Out of the DBC's [minimum|maximum] is as unusable as NaN (docs/status.schema.json,
 // frames.rejected): such a value is rejected before the observer, exactly like a NaN.
 TEST(BadInput, OutOfRangeSignalValuesAreRejectedLikeNaN) {
-  CandumpLog out_of_range = piece(), nan = piece();
+  CandumpLog out_of_range = drive_piece(kPiece_s), nan = drive_piece(kPiece_s);
   int n = overwrite(out_of_range, kLatitude, 0.31, 0.41, le_double_hex(1000.0));  // [-90|90] deg
   n += overwrite(out_of_range, kLongitude, 0.51, 0.61, le_double_hex(-400.0));  // [-180|180] deg
   overwrite(nan, kLatitude, 0.31, 0.41, le_double_hex(std::numeric_limits<double>::quiet_NaN()));
   overwrite(nan, kLongitude, 0.51, 0.61, le_double_hex(std::numeric_limits<double>::quiet_NaN()));
   ASSERT_EQ(n, 10);
-  const Replay r = replay(config(), out_of_range.write("range"), "range");
-  const Replay reference = replay(config(), nan.write("nan"), "nan");
+  const Replay r = replay(default_config_file(), out_of_range.write("range"), "range");
+  const Replay reference = replay(default_config_file(), nan.write("nan"), "nan");
   expect_ran_to_the_end(r, out_of_range);
   EXPECT_EQ(r.summary["frames"]["rejected"], n);
   EXPECT_EQ(reference.summary["frames"]["rejected"], n);
@@ -175,16 +165,16 @@ TEST(BadInput, OutOfRangeSignalValuesAreRejectedLikeNaN) {
 // than its DBC message: rejected (docs/status.schema.json, frames.rejected: "bad lengths"),
 // the signals it has no room for never reach the estimator.
 TEST(BadInput, ALastLineCutAfterAWholeByteIsAShortFrameAndRejected) {
-  CandumpLog good = piece();
+  CandumpLog good = drive_piece(kPiece_s);
   std::string last = good.lines.back();
   good.lines.pop_back();
   ASSERT_EQ(frame_time(last), good.t_end());
-  const Replay reference = replay(config(), good.write("good"), "good");
+  const Replay reference = replay(default_config_file(), good.write("good"), "good");
   // The whole frame gone but for its first byte (every message of the DBC has four or more).
   const fs::path log = temp_path("short.log");
   write_file(log, good.text() + last.substr(0, last.find('#') + 3));
 
-  const Replay r = replay(config(), log, "short");
+  const Replay r = replay(default_config_file(), log, "short");
   expect_ran_to_the_end(r, good);
   EXPECT_EQ(r.summary["frames"]["bad_log_lines"], 0);
   EXPECT_GE(r.summary["frames"]["rejected"].get<int>(), 1);
@@ -194,7 +184,7 @@ TEST(BadInput, ALastLineCutAfterAWholeByteIsAShortFrameAndRejected) {
 }
 
 TEST(BadInput, ATimestampGoingBackwardsIsCountedAndTheReplayGoesOn) {
-  CandumpLog log = piece();
+  CandumpLog log = drive_piece(kPiece_s);
   // A gyro frame from the middle claims to be 0.5 s older than its neighbours.
   std::size_t at = 0;
   for (std::size_t i = 0; i < log.lines.size(); ++i)
@@ -204,7 +194,7 @@ TEST(BadInput, ATimestampGoingBackwardsIsCountedAndTheReplayGoesOn) {
     }
   ASSERT_GT(at, 0u);
   log.lines[at] = with_time(log.lines[at], frame_time(log.lines[at]) - 0.5);
-  const Replay r = replay(config(), log.write("backwards"), "backwards");
+  const Replay r = replay(default_config_file(), log.write("backwards"), "backwards");
   expect_ran_to_the_end(r, log);
   EXPECT_EQ(r.summary["frames"]["timestamp_backwards"], 1);
   EXPECT_EQ(r.summary["frames"]["bad_log_lines"], 0);
@@ -225,10 +215,10 @@ TEST(BadInput, AnUnreachableUdpDestinationIsCountedAndTheReplayGoesOn) {
   c["publish"]["enabled"] = true;
   c["publish"]["address"] = "127.255.255.255";
   c["publish"]["port"] = 9;
-  const fs::path log = piece().write("piece");
+  const fs::path log = drive_piece(kPiece_s).write("piece");
   const Replay r = replay(write_config(c, "refused"), log, "refused");
-  const Replay reference = replay(config(), log, "unpublished");
-  expect_ran_to_the_end(r, piece());
+  const Replay reference = replay(default_config_file(), log, "unpublished");
+  expect_ran_to_the_end(r, drive_piece(kPiece_s));
   const auto& p = r.summary["publisher"];
   EXPECT_EQ(p["estimates_sent"], 0);
   EXPECT_EQ(p["status_sent"], 0);

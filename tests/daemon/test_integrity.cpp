@@ -34,16 +34,6 @@ namespace {
 
 constexpr double kPiece_s = 4.0, kAt_s = 2.0;
 
-const CandumpLog& piece() {
-  static const CandumpLog log = CandumpLog::read(drive_log()).first_seconds(kPiece_s);
-  return log;
-}
-
-fs::path config() {
-  static const fs::path c = write_config(default_config(), "config");
-  return c;
-}
-
 // The index of the first frame at or after t0 + s.
 std::size_t frame_at(const CandumpLog& log, double s) {
   for (std::size_t i = 0; i < log.lines.size(); ++i)
@@ -65,7 +55,7 @@ bool has_fault(const json& rec, const std::string& fault) {
 }
 
 const Replay& clean() {
-  static const Replay r = replay(config(), piece().write("clean"), "clean");
+  static const Replay r = replay(default_config_file(), drive_piece(kPiece_s).write("clean"), "clean");
   return r;
 }
 
@@ -80,10 +70,10 @@ void expect_refused(const Result& r, int code, const std::string& what) {
 
 // "one frame's timestamp 1e9 s in the future (one changed digit): the replay never ends"
 TEST(Integrity, AFrameStampedFarAheadIsDroppedAndTheReplayEndsLikeTheCleanOne) {
-  CandumpLog log = piece();
+  CandumpLog log = drive_piece(kPiece_s);
   const std::size_t at = frame_at(log, kAt_s);
   log.lines[at] = with_time(log.lines[at], frame_time(log.lines[at]) + 1e9);
-  const Replay r = replay(config(), log.write("stamp"), "stamp");
+  const Replay r = replay(default_config_file(), log.write("stamp"), "stamp");
   ASSERT_EQ(r.result.code, 0) << r.result.err;
   ASSERT_EQ(clean().result.code, 0);
   // the same steps as without the frame, the last at the log's end
@@ -100,8 +90,8 @@ TEST(Integrity, AFrameStampedFarAheadIsDroppedAndTheReplayEndsLikeTheCleanOne) {
 
 // "the rest of the log 1 s back: 1 s of data dropped; position off by up to 24 m, valid"
 TEST(Integrity, ALogWhoseClockStepsBackGoesOnShiftedWithNothingStale) {
-  const CandumpLog log = shifted_from(piece(), kAt_s, -1.0);
-  const Replay r = replay(config(), log.write("back"), "back");
+  const CandumpLog log = shifted_from(drive_piece(kPiece_s), kAt_s, -1.0);
+  const Replay r = replay(default_config_file(), log.write("back"), "back");
   ASSERT_EQ(r.result.code, 0) << r.result.err;
   EXPECT_EQ(r.summary["frames"]["time_shifts"], 1);
   EXPECT_EQ(r.summary["frames"]["timestamp_backwards"], 1);
@@ -123,8 +113,8 @@ TEST(Integrity, ALogWhoseClockStepsBackGoesOnShiftedWithNothingStale) {
 
 // A forward jump beyond runtime.max_time_gap_s: never stepped through, one resynchronisation.
 TEST(Integrity, AForwardJumpIsANewTimeBaseThatIsNotSteppedThrough) {
-  const CandumpLog log = shifted_from(piece(), kAt_s, 100.0);
-  const Replay r = replay(config(), log.write("jump"), "jump");
+  const CandumpLog log = shifted_from(drive_piece(kPiece_s), kAt_s, 100.0);
+  const Replay r = replay(default_config_file(), log.write("jump"), "jump");
   ASSERT_EQ(r.result.code, 0) << r.result.err;
   EXPECT_EQ(r.summary["frames"]["time_jumps"], 1);
   EXPECT_EQ(r.summary["faults_steps"]["time_jump"], 1);
@@ -136,11 +126,12 @@ TEST(Integrity, AForwardJumpIsANewTimeBaseThatIsNotSteppedThrough) {
   ASSERT_LT(first_new, records.size());
   EXPECT_TRUE(has_fault(records[first_new], "time_jump"));
   EXPECT_FALSE(records[first_new]["health"]["valid"].get<bool>()) << "restarts from the fixes of the new time";
-  EXPECT_NEAR(records[first_new]["t"].get<double>(), frame_time(log.lines[frame_at(piece(), kAt_s)]), 1e-6);
+  EXPECT_NEAR(records[first_new]["t"].get<double>(), frame_time(log.lines[frame_at(drive_piece(kPiece_s), kAt_s)]),
+              1e-6);
   EXPECT_TRUE(records.back()["health"]["valid"].get<bool>()) << "valid again on the new time base";
   EXPECT_THAT(r.summary["run"]["log_problems_first"][0].get<std::string>(), HasSubstr("jumps forward by 100"));
   // the same at any pace: the jump takes no wall time and the same bytes come out
-  const Replay paced = replay(config(), log.write("jump"), "jump_paced", {}, "20");
+  const Replay paced = replay(default_config_file(), log.write("jump"), "jump_paced", {}, "20");
   ASSERT_EQ(paced.result.code, 0) << paced.result.err;
   const std::string x = r.record_bytes(), y = paced.record_bytes();
   EXPECT_TRUE(x == y) << first_difference(x, y);
@@ -149,17 +140,18 @@ TEST(Integrity, AForwardJumpIsANewTimeBaseThatIsNotSteppedThrough) {
 // "--summary-json to a missing folder, --record /dev/full: exit 0, no message"
 TEST(Integrity, ASummaryIntoAMissingFolderIsRefusedBeforeTheRun) {
   const std::string summary = (temp_path("no such folder") / "summary.json").string();
-  const Result r = run(MBO_DAEMON, {"--config", config().string(), "--replay", piece().write("piece").string(),
-                                    "--rate", "max", "--summary-json", summary, "--no-progress"});
+  const Result r = run(MBO_DAEMON, {"--config", default_config_file().string(), "--replay",
+                                    drive_piece(kPiece_s).write("piece").string(), "--rate", "max", "--summary-json",
+                                    summary, "--no-progress"});
   expect_refused(r, 2, summary + ": cannot write: No such file or directory");
   EXPECT_EQ(r.out, "");
 }
 
 TEST(Integrity, ARecordThatCannotBeWrittenEndsTheReplayWithExitCode1) {
   const fs::path summary = temp_path("full.summary.json");
-  const Result r =
-      run(MBO_DAEMON, {"--config", config().string(), "--replay", piece().write("piece").string(), "--rate", "max",
-                       "--record", "/dev/full", "--summary-json", summary.string(), "--no-progress"});
+  const Result r = run(MBO_DAEMON, {"--config", default_config_file().string(), "--replay",
+                                    drive_piece(kPiece_s).write("piece").string(), "--rate", "max", "--record",
+                                    "/dev/full", "--summary-json", summary.string(), "--no-progress"});
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_THAT(r.err, HasSubstr("record /dev/full: write failed: No space left on device (ENOSPC)"));
   const json s = read_json(summary);
@@ -171,17 +163,46 @@ TEST(Integrity, ARecordThatCannotBeWrittenEndsTheReplayWithExitCode1) {
 }
 
 TEST(Integrity, ASummaryThatCannotBeWrittenIsExitCode1) {
-  const Result r = run(MBO_DAEMON, {"--config", config().string(), "--replay", piece().write("piece").string(),
-                                    "--rate", "max", "--summary-json", "/dev/full", "--no-progress"});
+  const Result r = run(MBO_DAEMON, {"--config", default_config_file().string(), "--replay",
+                                    drive_piece(kPiece_s).write("piece").string(), "--rate", "max", "--summary-json",
+                                    "/dev/full", "--no-progress"});
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_THAT(r.err, HasSubstr("summary /dev/full: write failed: No space left on device (ENOSPC)"));
 }
 
+// A calibration file that cannot be written is lost learning (docs/configuration.md): logged with
+// its path and errno, counted in outputs.write_errors like the record's and the summary's
+// failures, and the replay, which it does not stop, exits 1.
+TEST(Integrity, ACalibrationFileThatCannotBeWrittenIsCountedAndExitCode1) {
+  json c = default_config();
+  c["observer"]["imu"]["estimate_gyro_bias"] = json::object();  // something to keep (defaults)
+  const fs::path config = write_config(c, "learning"), log = drive_piece(kPiece_s).write("piece");
+  const fs::path not_a_folder = temp_path("not_a_folder");
+  write_file(not_a_folder, "a file, so no folder to write in\n");
+  const fs::path calibration = not_a_folder / "calibration.json";
+  const Replay r = replay(config, log, "unsaved", {"--calibration", calibration.string()});
+  EXPECT_EQ(r.result.code, 1) << r.result.err;
+  EXPECT_THAT(r.result.err, HasSubstr(calibration.string() + ".tmp: cannot create: Not a directory"));
+  ASSERT_TRUE(r.summary.is_object()) << r.result.err;
+  // the final save, and any periodic one the status timer made on the way (wall time: not counted on)
+  EXPECT_GE(r.summary["outputs"]["write_errors"].get<int>(), 1);
+  EXPECT_EQ(r.summary["outputs"]["last_write_error"], "ENOTDIR");
+  // the replay went to its end: the estimates of a run whose calibration file was written
+  const fs::path saved = temp_path("saved.calibration.json");
+  const Replay reference = replay(config, log, "saved", {"--calibration", saved.string()});
+  ASSERT_EQ(reference.result.code, 0) << reference.result.err;
+  EXPECT_EQ(reference.summary["outputs"]["write_errors"], 0);
+  EXPECT_TRUE(fs::is_regular_file(saved));
+  EXPECT_EQ(r.summary["steps"], reference.summary["steps"]);
+  const std::string x = reference.record_bytes(), y = r.record_bytes();
+  EXPECT_TRUE(x == y) << first_difference(x, y);
+}
+
 TEST(Integrity, TheRecordStopsAtItsSizeLimit) {
   const fs::path record = temp_path("limited.jsonl");
-  const Result r =
-      run(MBO_DAEMON, {"--config", config().string(), "--replay", piece().write("piece").string(), "--rate", "max",
-                       "--record", record.string(), "--record-max-mb", "1", "--no-progress"});
+  const Result r = run(MBO_DAEMON, {"--config", default_config_file().string(), "--replay",
+                                    drive_piece(kPiece_s).write("piece").string(), "--rate", "max", "--record",
+                                    record.string(), "--record-max-mb", "1", "--no-progress"});
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_THAT(r.err, HasSubstr("would pass --record-max-mb (1 MiB): recording stops"));
   EXPECT_LE(fs::file_size(record), 1u << 20);
@@ -196,13 +217,13 @@ TEST(Integrity, DevicesPipesAndFoldersAreNoInputFiles) {
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   for (const std::string& file : {std::string("/dev/zero"), fifo}) {
     SCOPED_TRACE(file);
-    expect_refused(run(MBO_DAEMON, {"--config", config().string(), "--replay", file}), 2,
+    expect_refused(run(MBO_DAEMON, {"--config", default_config_file().string(), "--replay", file}), 2,
                    file + ": not a regular file (a device, a pipe or a socket)");
     expect_refused(run(MBO_DAEMON, {"--config", file, "--check-config"}), 2, file + ": not a regular file");
   }
   const std::string folder = temp_path("folder").string();
   fs::create_directories(folder);
-  expect_refused(run(MBO_DAEMON, {"--config", config().string(), "--replay", folder}), 2,
+  expect_refused(run(MBO_DAEMON, {"--config", default_config_file().string(), "--replay", folder}), 2,
                  folder + ": is a folder, not a file");
 }
 
@@ -276,11 +297,11 @@ TEST(Integrity, CheckConfigRefusesWhatNoCarOrFrameCouldHave) {
 TEST(Integrity, OptionValuesThatAreNoAmountsAreRefused) {
   for (const std::string v : {"-1", "nan", "inf", "0"}) {
     SCOPED_TRACE(v);
-    expect_refused(run(MBO_DAEMON,
-                       {"--config", config().string(), "--replay", piece().write("piece").string(), "--stop-after", v}),
+    expect_refused(run(MBO_DAEMON, {"--config", default_config_file().string(), "--replay",
+                                    drive_piece(kPiece_s).write("piece").string(), "--stop-after", v}),
                    2, "--stop-after: expected a number of seconds > 0, got \"" + v + "\"");
-    expect_refused(run(MBO_DAEMON, {"--config", config().string(), "--replay", piece().write("piece").string(),
-                                    "--record-max-mb", v}),
+    expect_refused(run(MBO_DAEMON, {"--config", default_config_file().string(), "--replay",
+                                    drive_piece(kPiece_s).write("piece").string(), "--record-max-mb", v}),
                    2, "--record-max-mb: expected a number of MiB > 0, got \"" + v + "\"");
   }
 }
@@ -292,8 +313,8 @@ TEST(Integrity, SighupReopensTheOutputFilesAndTheDaemonGoesOn) {
   Child daemon(MBO_DAEMON,
                // a tenth of real time: 80 s of drive, so that the daemon is still running when
                // the signals come however long the machine stalls (SIGTERM ends it)
-               {"--config", config().string(), "--replay", drive_log().string(), "--rate", "0.1", "--record",
-                record.string(), "--summary-json", summary.string(), "--no-progress"},
+               {"--config", default_config_file().string(), "--replay", drive_log().string(), "--rate", "0.1",
+                "--record", record.string(), "--summary-json", summary.string(), "--no-progress"},
                "hup");
   ASSERT_TRUE(poll_until([&] { return slurp(record).find('\n') != std::string::npos || !daemon.running(); }));
   ASSERT_TRUE(daemon.running()) << daemon.wait().err;

@@ -81,11 +81,12 @@ struct PublisherCounters {
   int last_send_errno = 0;  // errno of the most recent failure, 0 if none
 };
 
-// The daemon's output files (--record, --summary-json): a write that fails is an error.
+// The daemon's output files (--record, --summary-json, the calibration file): a write that
+// fails is an error.
 struct OutputStatus {
   std::uint64_t record_bytes = 0;  // the --record file's size
   std::uint64_t records_lost = 0;  // estimates that did not reach the --record file
-  std::uint64_t write_errors = 0;  // failed writes of the record and the summary
+  std::uint64_t write_errors = 0;  // failed writes of the record, the summary and the calibration file
   int last_write_errno = 0;  // errno of the most recent failure, 0 if none
   std::uint64_t reopens = 0;  // SIGHUP: the files opened again at their paths
 };
