@@ -96,6 +96,7 @@ ErrorEkf::ErrorEkf(int n, const ErrorEkfSettings& s, double dt) : settings_(s), 
   e_ = VectorXd::Zero(N);
   b_ = VectorXd::Zero(N);
   bt_ = VectorXd::Zero(N);
+  boost_ = VectorXd::Zero(layout_.forced);
 }
 
 void ErrorEkf::predict(const MatrixXd* A21, const MatrixXd* A22, const MatrixXd* B) {
@@ -147,6 +148,7 @@ void ErrorEkf::predict(const MatrixXd* A21, const MatrixXd* A22, const MatrixXd*
     P_ += W_;
   else
     P_ += noise_scale_ * W_;
+  for (int k = 0; k < layout_.forced; ++k) P_(layout_.accel(k), layout_.accel(k)) += boost_[k] * dt_;
   for (int i = 0; i < P_.rows(); ++i) {
     P_(i, i) = std::min(P_(i, i), settings_.max_variance);
     for (int j = i + 1; j < P_.cols(); ++j) P_(i, j) = P_(j, i) = 0.5 * (P_(i, j) + P_(j, i));

@@ -150,6 +150,20 @@ void MbObserver::restart_coordinate(int j) {
     if (forced[k] == j) restart(L.accel(static_cast<int>(k)), f.initial_std_a[k]);
 }
 
+void MbObserver::forget_force_error(int k) {
+  if (settings_.force_correction != ForceCorrection::coordinates) return;
+  const auto& L = ekf_.layout();
+  const int j = ekf_.forced()[static_cast<std::size_t>(k)];
+  // the coordinates correction puts dQ_z = Mbar da on the z slots only (correct())
+  s_.Q_correction[m_.z[settings_.observed[j]]] = 0;
+  auto& P = ekf_.covariance();
+  const int i = L.accel(k);
+  P.row(i).setZero();
+  P.col(i).setZero();
+  P(i, i) = settings_.filter.initial_std_a[static_cast<std::size_t>(k)] *
+            settings_.filter.initial_std_a[static_cast<std::size_t>(k)];
+}
+
 void MbObserver::jacobian_row(const Gradients& g, VectorXd& H) {
   const auto& L = ekf_.layout();
   const int n = L.observed;

@@ -31,6 +31,12 @@ VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle,
   if (cfg_.settings.filter.force_error && forced.empty())
     for (int j = 0; j < static_cast<int>(cfg_.settings.observed.size()); ++j) forced.push_back(j);
   imu_.use_accelerometers(cfg_.settings.observed, cfg_.settings.filter.force_error, forced);
+  if (cfg_.bus_inputs.brakes_set && cfg_.bus_inputs.brakes.abs && cfg_.bus_inputs.brakes.abs_force_error > 0) {
+    for (std::size_t k = 0; k < forced.size(); ++k)
+      if (v.model.z[cfg_.settings.observed[static_cast<std::size_t>(forced[k])]] == v.x)
+        abs_force_error_ = static_cast<int>(k);
+    imu_.set_accelerometers_open(false);  // opened while the ABS model limits a wheel
+  }
   // The sensor parameters the units estimate become the error state's sensor block.
   aiding::SensorParameters params;
   imu_.declare_parameters(params);
@@ -129,6 +135,7 @@ double VehicleObserver::parameter_std(int k) const {
 void VehicleObserver::start(const models::VehicleStart& s, double t0) {
   mb::Workspace ws(vehicle_->model);
   mb::State st = models::start_vehicle(*vehicle_, ws, s, inputs_.inputs());
+  abs_limiting_ = false;
   wheels_.forget_counts();
   wheels_.align_start(st);
   mb::solve_position(vehicle_->model, st.q, st.u, ws);
@@ -171,7 +178,16 @@ void VehicleObserver::gather(double t) {
   bus_inputs_.convert(t, out_.velocity_body.x(), inputs_);
   inputs_.gather(t);
   bus_inputs_.apply_rate(inputs_.inputs());
-  bus_inputs_.apply_abs(out_, obs_->state().u[vehicle_->in.mu], inputs_.inputs());
+  const bool limiting = bus_inputs_.apply_abs(out_, obs_->state().u[vehicle_->in.mu], inputs_.inputs());
+  if (abs_force_error_ >= 0) {
+    // While the car's ABS, modelled, sets a brake torque, the chassis's longitudinal force is a
+    // guess: its acceleration error may wander (abs_force_error) and the accelerometers, which
+    // measure it, are fused. When the ABS lets go, the estimate of that guess is dropped.
+    imu_.set_accelerometers_open(limiting);
+    obs_->filter().set_accel_noise_boost(abs_force_error_, limiting ? cfg_.bus_inputs.brakes.abs_force_error : 0.0);
+    if (abs_limiting_ && !limiting) obs_->forget_force_error(abs_force_error_);
+    abs_limiting_ = limiting;
+  }
   gnss_.gather(t, rows_);
   imu_.gather(t, rows_);
   wheels_.gather(t, obs_->state(), inputs_.inputs(), obs_->sensor_parameters(), rows_);

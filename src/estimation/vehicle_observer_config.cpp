@@ -151,6 +151,16 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
   aiding::read_bus_inputs_config(sec, c.bus_inputs);
   sec.finish();
   c.settings.filter.force_error = c.filter_type == "errorEKF-FE";
+  // the ABS model's force error is the acceleration error of x, turned into a force on x alone
+  if (c.bus_inputs.brakes.abs && c.bus_inputs.brakes.abs_force_error > 0) {
+    const auto& fs = c.settings.filter;
+    bool on_x = false;
+    for (int k : fs.forced) on_x = on_x || observed[static_cast<std::size_t>(k)] == "x";
+    if (!c.settings.filter.force_error || !on_x || c.settings.force_correction != ForceCorrection::coordinates)
+      sec.at("brakes").fail(
+          "abs_force_error needs filter type errorEKF-FE with a force error on x "
+          "(filter.force_error.plant_noise.x) and the \"coordinates\" correction");
+  }
   return c;
 }
 

@@ -591,3 +591,54 @@ TEST(VehicleObserver, LearnsAGyroBiasAndARestartWithItIsConvergedAtOnce) {
   EXPECT_LT(warm_early, 1.2 * converged) << "cold " << cold_early << " converged " << converged;
   EXPECT_GT(cold_early, 2 * warm_early);
 }
+
+// ABS braking on a production bus (issue 20): the master pressure carries no per-wheel
+// modulation, so the observer runs the car's ABS on its own wheels (brakes.abs) and, while that
+// model limits a wheel, fuses the accelerometers into the chassis's longitudinal force error
+// (brakes.abs_force_error). Each step of the chain must pay: the wheels stop locking, and the
+// position comes within 1.5x of the Hall-count bus's figure (0.0046 m, 3 seeds; README).
+TEST(VehicleObserver, ProductionBusAbsBrakingRunsTheCarsAbsOnTheModelAndMeasuresItsForce) {
+  auto sc = scenario("production_braking.json", 6);
+  ASSERT_GT(sc.observer.bus_inputs.brakes.abs_force_error, 0);
+  const auto full = exp::run_vehicle_experiment(sc, {});
+  sc.observer.bus_inputs.brakes.abs_force_error = 0;
+  sc.observer.imu.use_accel = false;  // nothing measures the (then constant) force error on x
+  const auto no_force_error = exp::run_vehicle_experiment(sc, {});
+  sc.observer.bus_inputs.brakes.abs = false;
+  const auto no_abs = exp::run_vehicle_experiment(sc, {});
+  // the accelerometers are fused while the ABS acts (about 2.5 s of the 6 at 500 Hz), not before
+  const double accel = full["sensors"]["accel"]["fused"].get<double>();
+  EXPECT_GT(accel, 500.0);
+  EXPECT_LT(accel, 0.6 * full["steps"].get<double>() * 2);  // two axes
+  EXPECT_EQ(no_force_error["sensors"]["accel"]["fused"].get<double>(), 0.0);
+  // without the ABS model the model's wheels lock: their speeds are far off
+  EXPECT_LT(rmse(no_force_error, "observer", "wheel_speed_fl"), 0.5 * rmse(no_abs, "observer", "wheel_speed_fl"));
+  EXPECT_LT(rmse(no_force_error, "observer", "sideslip_deg"), 0.7 * rmse(no_abs, "observer", "sideslip_deg"));
+  // the accelerometers measure the ABS model's force error
+  EXPECT_LT(rmse(full, "observer", "vx"), 0.85 * rmse(no_force_error, "observer", "vx"));
+  EXPECT_LT(rmse(full, "observer", "x"), 1.5 * 0.0046);
+  std::cout << "production ABS braking x " << rmse(no_abs, "observer", "x") << " -> "
+            << rmse(no_force_error, "observer", "x") << " (ABS model) -> " << rmse(full, "observer", "x")
+            << " m (and its force error)\n";
+}
+
+TEST(VehicleObserver, AbsForceErrorNeedsAForceErrorOnX) {
+  const auto base =
+      nlohmann::json::parse(std::ifstream(std::string(MBO_SOURCE_DIR) + "/config/production_example.json"))["observer"];
+  auto sc = scenario("vehicle_double_lane_change.json", 1);
+  auto read = [&](const nlohmann::json& section) {
+    return est::read_vehicle_observer_config(JsonReader(section, "obs.json"), *sc.model);
+  };
+  EXPECT_EQ(read(base).bus_inputs.brakes.abs_force_error, 10);
+  auto j = base;
+  j["filter"]["force_error"]["plant_noise"].erase("x");
+  j["filter"]["force_error"]["initial_std"].erase("x");
+  try {
+    read(j);
+    FAIL() << "accepted abs_force_error without a force error on x";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("/brakes: abs_force_error needs"), std::string::npos) << e.what();
+  }
+  j["brakes"]["abs_force_error"] = 0;
+  EXPECT_NO_THROW(read(j));
+}

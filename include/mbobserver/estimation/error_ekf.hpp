@@ -75,6 +75,10 @@ class ErrorEkf {
   // a model driven by a guessed input (one held at its last plausible value) is less sure of
   // where it goes.
   void set_plant_noise_scale(double k) { noise_scale_ = k; }
+  // FE: an added spectral density q (of the rate, as `force_error.plant_noise`) on acceleration
+  // error k in the predictions that follow (0: none): while the model runs on an input it
+  // guesses (the car's ABS, on a production bus), its force error wanders faster.
+  void set_accel_noise_boost(int k, double q) { boost_[k] = q; }
 
   // One scalar measurement: H over the error state, `innovation` = y - h(model), r its noise
   // variance. The update is skipped (and reported) when the gate rejects it.
@@ -106,6 +110,7 @@ class ErrorEkf {
   MatrixXd F_, Fj_, W_, P_, P0_, tmp_, Bm_, Vrows_;
   Eigen::PartialPivLU<MatrixXd> lu_;
   VectorXd e_, b_, bt_;
+  VectorXd boost_;  // per acceleration error, see set_accel_noise_boost
   double noise_scale_ = 1;
   bool learn_sensors_ = true;
 };

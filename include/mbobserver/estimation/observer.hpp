@@ -126,6 +126,10 @@ class MbObserver {
   // its acceleration error (FE) back to their initial variance, uncorrelated with the rest (a
   // coordinate reset from its sensor, as PX4's EKF2 resets a state from its aiding source).
   void restart_coordinate(int j);
+  // FE with the "coordinates" correction: drops acceleration error k, the generalised force it
+  // left on its coordinate, and its variance back to the initial one (its estimate was of a
+  // guessed input that is no longer guessed; the car's ABS has let go). Other modes: nothing.
+  void forget_force_error(int k);
   // FE: the model's Jacobians dzdd/dz, dzdd/dzd (observed x observed) last computed.
   const MatrixXd& jacobian_position() const { return A21_; }
   const MatrixXd& jacobian_velocity() const { return A22_; }

@@ -146,6 +146,8 @@ class VehicleObserver {
   mutable std::vector<double> kin_scale_, kin_coef_;
   mutable std::vector<int> kin_param_;
   bool started_ = false;
+  int abs_force_error_ = -1;  // FE index of x when brakes.abs_force_error is on
+  bool abs_limiting_ = false;
 
   aiding::MeasurementRows rows_;
   std::vector<UpdateResult> results_;

@@ -87,6 +87,7 @@ void read_bus_inputs_config(const JsonReader& obs, BusInputsConfig& c) {
     B.switch_ramp_s = b->positive("switch_ramp_s", B.switch_ramp_s);
     B.abs = b->boolean("abs", B.abs);
     B.abs_force_fraction = b->number_in("abs_force_fraction", 0.1, 1, B.abs_force_fraction);
+    B.abs_force_error = b->number_in("abs_force_error", 0, 1e4, B.abs_force_error);
     b->finish();
   }
 }
@@ -177,8 +178,9 @@ void BusInputs::apply_rate(models::VehicleInputs& inputs) const {
   if (have_rate_) inputs.steer_rate = road_wheel_rate(swa_, rate_);
 }
 
-void BusInputs::apply_abs(const models::VehicleOutputs& model, double mu, models::VehicleInputs& inputs) const {
-  if (!cfg_.brakes_set || !cfg_.brakes.abs || model.speed < 2) return;
+bool BusInputs::apply_abs(const models::VehicleOutputs& model, double mu, models::VehicleInputs& inputs) const {
+  if (!cfg_.brakes_set || !cfg_.brakes.abs || model.speed < 2) return false;
+  bool limited = false;
   const auto& p = vehicle_.params;
   for (int w = 0; w < models::kWheels; ++w) {
     const auto& tm = vehicle_.tyres[static_cast<std::size_t>(w)]->model();
@@ -188,8 +190,10 @@ void BusInputs::apply_abs(const models::VehicleOutputs& model, double mu, models
     const double gain = p.axles[static_cast<std::size_t>(models::axle_of(w))].brake_gain_Nm_per_Pa;
     if (gain <= 0) continue;
     auto& pw = inputs.brake_pressure[static_cast<std::size_t>(w)];
-    pw = std::min(pw, cfg_.brakes.abs_force_fraction * peak * tm.p.radius_m / gain);
+    const double limit = cfg_.brakes.abs_force_fraction * peak * tm.p.radius_m / gain;
+    if (pw > limit) pw = limit, limited = true;
   }
+  return limited;
 }
 
 }  // namespace mbo::est::aiding

@@ -127,7 +127,7 @@ void ImuAiding::gather(double t, MeasurementRows& rows) {
     if (samples_.take(static_cast<Channel>(index_of(Channel::gyro_x) + k), t, v, ts) && cfg_.use_gyro &&
         cfg_.gyro_axes[k])
       rows.add(SensorKind::gyroscope, k, v, cfg_.gyro_std * cfg_.gyro_std, cfg_.gate_sigma);
-    if (samples_.take(static_cast<Channel>(index_of(Channel::accel_x) + k), t, v, ts) && use_accel_ &&
+    if (samples_.take(static_cast<Channel>(index_of(Channel::accel_x) + k), t, v, ts) && use_accel_ && accel_open_ &&
         cfg_.accel_axes[k])
       rows.add(SensorKind::accelerometer, k, v, cfg_.accel_std * cfg_.accel_std, cfg_.gate_sigma);
   }

@@ -62,6 +62,10 @@ struct BrakeConfig {
   // `abs_force_fraction` of its tyre's peak longitudinal force times the rolling radius.
   bool abs = true;
   double abs_force_fraction = 0.95;
+  // While the ABS model limits a wheel, the spectral density (m^2/s^5) added to the chassis's
+  // longitudinal acceleration error (force_error on x), which the accelerometers then measure
+  // (VehicleObserver); 0: off.
+  double abs_force_error = 0;
 };
 
 struct BusInputsConfig {
@@ -103,7 +107,9 @@ class BusInputs {
   // A slip-feedback law holding kappa at 0.9 of the peak slip (the simulator's ABS) was tried
   // and gave 2x the position error in ABS braking: the force limit, which depends on nothing
   // but the load and the friction, lets the friction estimate settle (0.01 against 0.04 off).
-  void apply_abs(const models::VehicleOutputs& model, double mu, models::VehicleInputs& inputs) const;
+  // Returns whether it limited any wheel.
+  bool apply_abs(const models::VehicleOutputs& model, double mu, models::VehicleInputs& inputs) const;
+  const BusInputsConfig& config() const { return cfg_; }
   void forget_time() {
     samples_.forget();
     switch_on_t_ = -1;

@@ -76,6 +76,10 @@ class ImuAiding {
   const SourceHealth& health(SensorKind kind) const { return health_[slot(kind)]; }
   bool timed_out() const { return health_[0].timed_out() || health_[1].timed_out(); }
   bool accelerometers_fused() const { return use_accel_; }
+  // Whether this step's accelerometer samples become rows (true unless closed by the observer:
+  // with `brakes.abs_force_error` they measure the chassis's force error only while the car's
+  // ABS, modelled, limits a wheel).
+  void set_accelerometers_open(bool open) { accel_open_ = open; }
   const ImuConfig& config() const { return cfg_; }
 
  private:
@@ -90,6 +94,7 @@ class ImuAiding {
   // per axis: the value repeated and since when
   std::array<double, kChannels> same_value_{}, same_since_{};
   bool use_accel_ = true;
+  bool accel_open_ = true;
   std::array<SourceHealth, 2> health_;  // accelerometer, gyroscope
   std::array<int, 3> gyro_bias_param_{-1, -1, -1}, accel_bias_param_{-1, -1, -1};
 };
