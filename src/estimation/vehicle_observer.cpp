@@ -345,8 +345,11 @@ void VehicleObserver::fill_record(double t) {
   rec_.mass = v.params.total_mass() + s.u[v.in.payload_front] + s.u[v.in.payload_rear];
   // the loads it estimates, with the calibration
   const auto& L = obs_->filter().layout();
+  // and the tyres' stiffness scales; converged: 1 % of the car's mass, 0.02 of a scale
   for (auto [slot, name] :
-       {std::pair{v.in.payload_front, "payload_front"}, std::pair{v.in.payload_rear, "payload_rear"}}) {
+       {std::pair{v.in.payload_front, "payload_front"}, std::pair{v.in.payload_rear, "payload_rear"},
+        std::pair{v.in.slip_stiffness, "slip_stiffness"}, std::pair{v.in.cornering_front, "cornering_front"},
+        std::pair{v.in.cornering_rear, "cornering_rear"}}) {
     const int k = input_index(slot);
     if (k < 0) continue;
     auto& c = rec_.calibration[static_cast<std::size_t>(
@@ -354,7 +357,8 @@ void VehicleObserver::fill_record(double t) {
     c.estimated = true;
     c.value = s.u[slot];
     c.std = std::sqrt(std::max(0.0, obs_->filter().covariance()(L.input(k), L.input(k))));
-    c.converged = c.std < 0.01 * v.params.total_mass();
+    const bool load = slot == v.in.payload_front || slot == v.in.payload_rear;
+    c.converged = c.std < (load ? 0.01 * v.params.total_mass() : 0.02);
   }
   const ObservedChassis chassis{obs_->observed_index(v.x), obs_->observed_index(v.y), obs_->observed_index(v.yaw)};
   record_uncertainty(obs_->filter(), chassis, input_index(v.in.mu), cfg_.validity.min_speed_for_sideslip, rec_);

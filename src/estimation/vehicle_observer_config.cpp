@@ -65,11 +65,27 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
           // and it answers every acceleration (B = dzdd/dm: its weight and its inertia).
           slot = name == "payload_front" ? vehicle.in.payload_front : vehicle.in.payload_rear;
           lo = -0.3 * vehicle.params.mass_kg, hi = vehicle.params.mass_kg;
+        } else if (name == "slip_stiffness" || name == "cornering_front" || name == "cornering_rear") {
+          // A scale of the tyres' stiffness (1: the vehicle file's), which the slips the forces
+          // need reveal (B = dzdd/dk): cornering per axle while cornering (the lateral force and
+          // the yaw moment give one equation each), longitudinal under drive and braking.
+          slot = name == "slip_stiffness"    ? vehicle.in.slip_stiffness
+                 : name == "cornering_front" ? vehicle.in.cornering_front
+                                             : vehicle.in.cornering_rear;
+          lo = 0.5, hi = 1.5;
         } else {
-          ei->fail("\"" + name + "\" is not an input the filter can estimate (mu, payload_front, payload_rear)");
+          ei->fail("\"" + name +
+                   "\" is not an input the filter can estimate (mu, payload_front, payload_rear, slip_stiffness, "
+                   "cornering_front, cornering_rear)");
         }
+        const bool scale = name == "slip_stiffness" || name == "cornering_front" || name == "cornering_rear";
         c.settings.estimated_inputs.push_back(slot);
-        if (name == "mu") {
+        if (scale) {
+          fs.input_rate_noise.push_back(in.number_in("plant_noise", 0, 1));
+          fs.initial_std_p.push_back(in.positive_up_to("initial_std", 1));
+          c.settings.input_min.push_back(in.number_in("min", 0.1, 3, lo));
+          c.settings.input_max.push_back(in.number_in("max", 0.1, 3, hi));
+        } else if (name == "mu") {
           // friction: the tyres' mu range (vehicle files: 0.01..3)
           fs.input_rate_noise.push_back(in.number_in("plant_noise", 0, 1));
           fs.initial_std_p.push_back(in.positive_up_to("initial_std", 3));
@@ -92,6 +108,9 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
                     std::to_string(rear) + "): one estimated friction would replace both");
           if (front < c.settings.input_min.back() || front > c.settings.input_max.back())
             in.fail("the vehicle's tyre mu " + std::to_string(front) + " is outside [min, max]");
+        } else if (scale) {
+          if (!(c.settings.input_min.back() <= 1 && 1 <= c.settings.input_max.back()))
+            in.fail("[min, max] must hold 1, the vehicle file's own stiffness");
         } else if (!(c.settings.input_min.back() <= 0 && 0 <= c.settings.input_max.back())) {
           in.fail("[min, max] must hold 0, the vehicle file's own load");
         }

@@ -109,6 +109,9 @@ Vehicle build_vehicle(const VehicleParams& p, const Road& road_in) {
   in.wind_y = b.input("wind_y");
   in.payload_front = b.input("payload_front");
   in.payload_rear = b.input("payload_rear");
+  in.slip_stiffness = b.input("slip_stiffness");
+  in.cornering_front = b.input("cornering_front");
+  in.cornering_rear = b.input("cornering_rear");
   b.point_mass_input(chassis, p.payload_front() - p.cg_m, in.payload_front);
   b.point_mass_input(chassis, p.payload_rear() - p.cg_m, in.payload_rear);
 
@@ -235,7 +238,9 @@ Vehicle build_vehicle(const VehicleParams& p, const Road& road_in) {
     ws.spin = T;
     ws.steer = D;
     WheelCoordinates wc{ws.C, ws.a, ws.r, ws.s, ws.spin};
-    auto tyre = std::make_shared<const TyreForce>(ax.tyre, veh.road, wc, in.brake[i], ax.brake_gain_Nm_per_Pa, in.mu);
+    auto tyre =
+        std::make_shared<const TyreForce>(ax.tyre, veh.road, wc, in.brake[i], ax.brake_gain_Nm_per_Pa, in.mu,
+                                          in.slip_stiffness, axle_of(i) == 0 ? in.cornering_front : in.cornering_rear);
     veh.tyres[i] = tyre;
     b.custom_force(tyre);
   }
@@ -328,6 +333,9 @@ void set_inputs(const Vehicle& v, const VehicleInputs& in, mb::State& s) {
   s.u[v.in.wind_y] = in.wind_y;
   s.u[v.in.payload_front] = in.payload_front;
   s.u[v.in.payload_rear] = in.payload_rear;
+  s.u[v.in.slip_stiffness] = in.slip_stiffness;
+  s.u[v.in.cornering_front] = in.cornering_front;
+  s.u[v.in.cornering_rear] = in.cornering_rear;
 }
 
 void pose_vehicle(const Vehicle& v, Eigen::VectorXd& q) {

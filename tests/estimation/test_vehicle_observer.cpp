@@ -642,3 +642,57 @@ TEST(VehicleObserver, AbsForceErrorNeedsAForceErrorOnX) {
   j["brakes"]["abs_force_error"] = 0;
   EXPECT_NO_THROW(read(j));
 }
+
+// The tyres' stiffness as estimated model parameters (issue 18): on a car whose tyres are 10 %
+// less stiff than its file says, the cornering scale of each axle is learned from the lane
+// change itself, and the lateral virtual sensors follow; without it the observer's sideslip and
+// tyre Fy are no better than the open loop's.
+TEST(VehicleObserver, LearnsEachAxlesCorneringStiffnessAndWithItTheLateralForces) {
+  auto sc = exp::load_vehicle_scenario(std::string(MBO_SOURCE_DIR) + "/tests/estimation/dlc_tyres_minus10pct.json");
+  const auto fixed = exp::run_vehicle_experiment(sc, {});
+  const auto json_patch = nlohmann::json::parse(R"({"filter": {"force_error": {"estimate_inputs": {
+      "cornering_front": {"plant_noise": 1e-6, "initial_std": 0.1},
+      "cornering_rear": {"plant_noise": 1e-6, "initial_std": 0.1},
+      "slip_stiffness": {"plant_noise": 1e-6, "initial_std": 0.1}}}}})");
+  sc = exp::load_vehicle_scenario(std::string(MBO_SOURCE_DIR) + "/tests/estimation/dlc_tyres_minus10pct.json",
+                                  &json_patch);
+  const auto learned = exp::run_vehicle_experiment(sc, {});
+  const auto& cal = learned["calibration"];
+  for (const char* axle : {"cornering_front", "cornering_rear"}) {
+    EXPECT_NEAR(cal[axle]["value"].get<double>(), 0.9, 0.03) << axle;
+    EXPECT_LT(cal[axle]["std"].get<double>(), 0.05) << axle;
+  }
+  EXPECT_LT(std::abs(cal["slip_stiffness"]["value"].get<double>() - 0.9), 0.1);
+  EXPECT_LT(rmse(learned, "observer", "sideslip_deg"), 0.5 * rmse(fixed, "observer", "sideslip_deg"));
+  EXPECT_LT(rmse(learned, "observer", "tyre_fy_fl"), 0.5 * rmse(fixed, "observer", "tyre_fy_fl"));
+  EXPECT_LT(rmse(learned, "observer", "tyre_fy_fl"), rmse(learned, "model", "tyre_fy_fl"));
+  std::cout << "cornering " << cal["cornering_front"]["value"] << " / " << cal["cornering_rear"]["value"] << ", slip "
+            << cal["slip_stiffness"]["value"] << "; sideslip " << rmse(fixed, "observer", "sideslip_deg") << " -> "
+            << rmse(learned, "observer", "sideslip_deg") << " deg, Fy FL " << rmse(fixed, "observer", "tyre_fy_fl")
+            << " -> " << rmse(learned, "observer", "tyre_fy_fl") << " N\n";
+}
+
+TEST(VehicleObserver, StiffnessScalesAreReadWithTheirRangeAroundOne) {
+  const auto base =
+      nlohmann::json::parse(std::ifstream(std::string(MBO_SOURCE_DIR) + "/config/mbobserver.json"))["observer"];
+  auto sc = scenario("vehicle_double_lane_change.json", 1);
+  auto read = [&](const nlohmann::json& section) {
+    return est::read_vehicle_observer_config(JsonReader(section, "obs.json"), *sc.model);
+  };
+  auto j = base;
+  j["filter"]["force_error"]["estimate_inputs"]["cornering_rear"] = {{"plant_noise", 1e-6}, {"initial_std", 0.1}};
+  const auto c = read(j);
+  ASSERT_EQ(c.settings.estimated_inputs.size(), 2u);
+  EXPECT_EQ(c.settings.estimated_inputs[0], sc.model->in.cornering_rear);  // keys in order
+  EXPECT_EQ(c.settings.input_min[0], 0.5);
+  EXPECT_EQ(c.settings.input_max[0], 1.5);
+  j["filter"]["force_error"]["estimate_inputs"]["cornering_rear"]["min"] = 1.1;
+  try {
+    read(j);
+    FAIL() << "accepted a range without the file's own stiffness";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("/filter/force_error/estimate_inputs/cornering_rear: [min, max] must hold 1"),
+              std::string::npos)
+        << e.what();
+  }
+}

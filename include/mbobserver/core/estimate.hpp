@@ -47,10 +47,10 @@ struct SensorHealth {
 // the record keeps its fixed size. Sensor parameters: gyroscope and accelerometer biases (rad/s,
 // m/s^2), each wheel's scale r_model / r_effective, the GNSS latency (s).
 // Model parameters: the loads (kg) at the front and rear payload points of the vehicle file.
-inline constexpr std::array<std::string_view, 13> kCalibrationNames = {
-    "gyro_bias_x",  "gyro_bias_y",    "gyro_bias_z",    "accel_bias_x",   "accel_bias_y",
-    "accel_bias_z", "wheel_scale_fl", "wheel_scale_fr", "wheel_scale_rl", "wheel_scale_rr",
-    "gnss_latency", "payload_front",  "payload_rear"};
+inline constexpr std::array<std::string_view, 16> kCalibrationNames = {
+    "gyro_bias_x",    "gyro_bias_y",    "gyro_bias_z",     "accel_bias_x",   "accel_bias_y", "accel_bias_z",
+    "wheel_scale_fl", "wheel_scale_fr", "wheel_scale_rl",  "wheel_scale_rr", "gnss_latency", "payload_front",
+    "payload_rear",   "slip_stiffness", "cornering_front", "cornering_rear"};
 inline constexpr std::size_t kCalibrationCount = kCalibrationNames.size();
 
 struct Calibration {

@@ -133,9 +133,10 @@ struct TyreModel {
 };
 
 // The whole tyre computation for one wheel. mu: the current friction coefficient;
-// brake_torque_max: brake pressure times the axle's gain (N m).
+// brake_torque_max: brake pressure times the axle's gain (N m); the stiffness scales multiply
+// the tyre's longitudinal and cornering stiffness (1: its own; estimated by the observer).
 void evaluate_tyre(const TyreModel& m, const Road& road, double mu, double brake_torque_max, const WheelKinematics& k,
-                   TyreResult& out);
+                   TyreResult& out, double slip_stiffness_scale = 1, double cornering_stiffness_scale = 1);
 
 // q slots of one wheel's coordinates.
 struct WheelCoordinates {
@@ -149,8 +150,10 @@ WheelKinematics wheel_kinematics(const WheelCoordinates& w, const Eigen::VectorX
 // The engine's force element for one tyre: slots [C(3), a(3), r(3), s(3), theta].
 class TyreForce final : public mb::CustomForce {
  public:
+  // input_slip_stiffness, input_cornering_stiffness: inputs scaling the stiffnesses (a value
+  // <= 0, as at start, reads as 1); -1: none.
   TyreForce(TyreParams p, std::shared_ptr<const Road> road, WheelCoordinates w, int input_brake, double brake_gain,
-            int input_mu);
+            int input_mu, int input_slip_stiffness = -1, int input_cornering_stiffness = -1);
   std::vector<int> coordinates() const override;
   void evaluate(const mb::Model& model, const Eigen::VectorXd& x, const Eigen::VectorXd& xd,
                 const Eigen::VectorXd& inputs, double t, mb::ForceSink& out) const override;
@@ -167,7 +170,7 @@ class TyreForce final : public mb::CustomForce {
   TyreModel m_;
   std::shared_ptr<const Road> road_;
   WheelCoordinates w_;
-  int input_brake_, input_mu_;
+  int input_brake_, input_mu_, input_kx_, input_ky_;
   double brake_gain_;
 };
 

@@ -54,6 +54,8 @@ struct VehicleInputIndex {
   std::array<int, kWheels> drive{}, brake{};
   int mu = -1, wind_x = -1, wind_y = -1;
   int payload_front = -1, payload_rear = -1;  // kg at VehicleParams::payload_front(), payload_rear()
+  // scales of the tyres' stiffness: longitudinal (all four), cornering per axle
+  int slip_stiffness = -1, cornering_front = -1, cornering_rear = -1;
 };
 
 struct Vehicle {
@@ -93,6 +95,7 @@ struct VehicleInputs {
   double mu = std::numeric_limits<double>::quiet_NaN();  // friction override; NaN: the tyres' own
   double wind_x = 0, wind_y = 0;  // air velocity over ground (m/s, ENU)
   double payload_front = 0, payload_rear = 0;  // kg added at the payload points
+  double slip_stiffness = 1, cornering_front = 1, cornering_rear = 1;  // times the tyres' own
 };
 
 // Writes the inputs into s.u: the steering through the Ackermann geometry (+ static toe), rates
