@@ -463,4 +463,14 @@ void SensorSim::sample(double t, const mb::State& s, const models::VehicleInputs
   arrived_.erase(arrived_.begin(), arrived_.begin() + static_cast<long>(n));
 }
 
+Eigen::Vector3d SensorSim::gyro_bias() const {
+  const auto& b = c_.gyro_errors.bias;
+  return Eigen::Vector3d(b[0], b[1], b[2]) + gyro_drift_.value();
+}
+
+Eigen::Vector3d SensorSim::accel_bias() const {
+  const auto& b = c_.accel_errors.bias;
+  return Eigen::Vector3d(b[0], b[1], b[2]) + accel_drift_.value();
+}
+
 }  // namespace mbo::exp

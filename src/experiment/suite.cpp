@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "mbobserver/core/estimate.hpp"
 #include "mbobserver/core/json_reader.hpp"
 #include "mbobserver/experiment/runner.hpp"
 #include "mbobserver/experiment/vehicle_experiment.hpp"
@@ -50,6 +51,44 @@ json table_rows(const json& rep, const std::vector<std::string>& quantities) {
                     {"worse", o > m}});
   }
   return rows;
+}
+
+// The estimated parameters' NEES, a row per scenario and a column per parameter that any
+// scenario estimates against a truth (in kCalibrationNames' order); "" when none does.
+std::string parameter_nees_table(const json& suite, std::size_t w) {
+  std::vector<std::string> names;
+  for (auto name : kCalibrationNames)
+    for (const auto& s : suite["scenarios"])
+      if (s.contains("parameter_nees") && s["parameter_nees"].contains(name)) {
+        names.emplace_back(name);
+        break;
+      }
+  if (names.empty()) return "";
+  std::ostringstream out;
+  char cell[64];
+  out << "\n" << std::string(w, ' ').replace(0, 8, "scenario");
+  for (const auto& n : names) std::snprintf(cell, sizeof cell, " %14s", n.c_str()), out << cell;
+  out << "\n";
+  long in = 0, all = 0;
+  for (const auto& s : suite["scenarios"]) {
+    out << s["scenario"].get<std::string>() << std::string(w - s["scenario"].get<std::string>().size(), ' ');
+    for (const auto& n : names) {
+      std::string v = "-";
+      if (s.contains("parameter_nees") && s["parameter_nees"].contains(n)) {
+        const double x = s["parameter_nees"][n].get<double>();
+        const bool ok = x >= 0.5 && x <= 2;
+        in += ok, ++all;
+        v = number(x) + (ok ? "  " : " *");
+      }
+      std::snprintf(cell, sizeof cell, " %14s", v.c_str());
+      out << cell;
+    }
+    out << "\n";
+  }
+  out << in << " of " << all
+      << " parameter NEES within [0.5, 2] (issue 18); * outside; NEES: mean over the scored steps of "
+         "(value - truth)^2 / std^2, mean over the runs\n";
+  return out.str();
 }
 
 }  // namespace
@@ -133,6 +172,10 @@ json run_suite(const SuiteOptions& opt, std::ostream& progress) {
     entry["nees"] = rep["consistency"]["nees_mean"];
     entry["nees_dof"] = rep["consistency"]["nees_dof"];
     entry["nees_consistent"] = rep["consistency"]["nees_consistent"];
+    // The self-calibration's NEES per parameter (mean over the runs), where it has a truth.
+    if (rep.contains("calibration"))
+      for (const auto& [name, c] : rep["calibration"].items())
+        if (c.contains("nees")) entry["parameter_nees"][name] = c["nees"];
     entry["wall_time_s"] = wall;
     entry["report"] = std::move(rep);
     suite["scenarios"].push_back(std::move(entry));
@@ -180,6 +223,7 @@ std::string suite_table(const json& suite) {
          "interval; "
       << suite["runs"].get<int>() << " run" << (suite["runs"].get<int>() == 1 ? "" : "s")
       << " per scenario (RMSE: mean over the runs)\n";
+  out << parameter_nees_table(suite, w);
   return out.str();
 }
 

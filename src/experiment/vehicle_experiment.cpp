@@ -7,6 +7,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "calibration_truth.hpp"
 #include "mbobserver/estimation/consistency.hpp"
 #include "mbobserver/experiment/vehicle_quantities.hpp"
 #include "mbobserver/models/vehicle_params.hpp"
@@ -232,6 +233,7 @@ json run_vehicle_experiment(const VehicleScenario& nominal, const RunOptions& op
   // honest sigma), for the quantities that have one in the record.
   std::vector<double> nees_sum(q.size(), 0.0);
   std::vector<long> nees_n(q.size(), 0);
+  CalibrationScore calibration;  // the learned parameters against the scenario's truth
   mb::State physical = obs.state();
   Eigen::MatrixXd physical_P;
   std::vector<double>& obs_us = report.timing("observer_step");
@@ -302,6 +304,9 @@ json run_vehicle_experiment(const VehicleScenario& nominal, const RunOptions& op
     }
     report.false_valid().next_step();
     if (!obs.started() || !open.started()) continue;
+    // Every step of the started filter, valid or not: a parameter's 1-sigma is the filter's
+    // belief whether or not the outputs are trusted.
+    calibration.add(rec.calibration, calibration_truth(sc, truth, to.velocity_body.x()));
     for (std::size_t i = 0; i < q.size(); ++i) {
       if (q[i]->moving_only && speed < sc.sideslip_min_speed) continue;
       const double tv = q[i]->value(*sc.truth, truth.state(), to);
@@ -358,6 +363,7 @@ json run_vehicle_experiment(const VehicleScenario& nominal, const RunOptions& op
       rep["calibration"][std::string(kCalibrationNames[k])] = {
           {"value", cal.value}, {"std", cal.std}, {"converged", cal.converged}};
   }
+  if (rep.contains("calibration")) calibration.report(rep["calibration"]);
   for (auto [a, b] : sc.sensors.outages) rep["gnss_outages"].push_back(gnss_outage_report(track, a, b));
   for (const auto& j : sc.sensors.jumps)
     rep["gnss_jumps"].push_back(gnss_jump_report(track, j, gnss_position_rejected));

@@ -73,6 +73,8 @@ class ImuBiasDrift {
   ImuBiasDrift(const ImuTriadErrors& e, std::uint64_t seed);
   // The three biases after dt more seconds.
   Eigen::Vector3d step(double dt);
+  // The three biases now (zero before the first step and on an axis without instability).
+  Eigen::Vector3d value() const { return {gm_[0].value(), gm_[1].value(), gm_[2].value()}; }
 
  private:
   std::array<GaussMarkov, 3> gm_;

@@ -118,6 +118,10 @@ class SensorSim {
 
   const SensorSimConfig& config() const { return c_; }
   const GeographicLib::LocalCartesian& geodesy() const { return enu_; }
+  // The gyroscopes' (rad/s) and accelerometers' (m/s^2) biases in the sensor's axes as of the
+  // last IMU sample: the turn-on bias plus the in-run Gauss-Markov bias (sensor_errors.hpp).
+  Eigen::Vector3d gyro_bias() const;
+  Eigen::Vector3d accel_bias() const;
   // Frames lost on the bus so far.
   std::uint64_t dropped_frames() const { return dropped_; }
 
