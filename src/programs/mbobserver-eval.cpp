@@ -90,15 +90,19 @@ int main(int argc, char** argv) {
   mbo::CommonOptions common;
   mbo::add_common_options(app, common);
   std::string truth_file, est_file, report;
-  double from = 0, sideslip_min_speed = 5;
+  double from = 0, to = std::numeric_limits<double>::infinity(), sideslip_min_speed = 5;
   app.add_option("--truth", truth_file, "ground truth CSV (mbobserver-sim --truth)")->required();
   app.add_option("--estimates", est_file, "estimates, JSON lines (mbobserverd --record)")->required();
   app.add_option("--report", report, "also write the report to this file");
   app.add_option("--metrics-from", from, "score estimates from this many seconds after the first")
       ->capture_default_str();
+  app.add_option("--metrics-to", to, "score estimates up to this many seconds after the first (default: all)");
   app.add_option("--sideslip-min-speed", sideslip_min_speed, "score sideslip above this speed, m/s")
       ->capture_default_str();
   return mbo::run_program(app, argc, argv, common, [&] {
+    if (!(to > from))
+      throw mbo::ConfigError("--metrics-to " + std::to_string(to) + " must be after --metrics-from " +
+                             std::to_string(from));
     const TruthTable truth = read_truth(truth_file);
     const auto& col = truth.col;
     // The scored quantities (vehicle_quantities.hpp), each against the truth column of its
@@ -191,8 +195,8 @@ int main(int argc, char** argv) {
       t_last = t;
       const bool record_valid = jv->get<bool>();
       valid += record_valid;
-      if (t - t_first < from) continue;
-      after_from += record_valid;  // valid estimates from --metrics-from on
+      if (t - t_first < from || t - t_first > to) continue;
+      after_from += record_valid;  // valid estimates from --metrics-from to --metrics-to
       const auto* tr = truth.at(t);
       if (!tr) continue;
       score_validity(e, *tr);  // valid or not: a flag that is not set is never false
@@ -218,7 +222,9 @@ int main(int argc, char** argv) {
       if (valid == 0)
         why = "none of its " + std::to_string(n) + " estimates is valid";
       else if (after_from == 0)
-        why = "no valid estimate from --metrics-from " + num(from) + " s after the first (" + num(t_first) + ")";
+        why = "no valid estimate from --metrics-from " + num(from) + " s" +
+              (std::isfinite(to) ? " to --metrics-to " + num(to) + " s" : std::string()) + " after the first (" +
+              num(t_first) + ")";
       else
         why = "no valid estimate is at a time of the truth: estimates t " + num(t_first) + " .. " + num(t_last) +
               ", truth t " + num(truth.rows.front()[0]) + " .. " + num(truth.rows.back()[0]) + " every " +
