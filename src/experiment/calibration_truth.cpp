@@ -61,6 +61,11 @@ std::array<double, kCalibrationCount> calibration_truth(const VehicleScenario& s
   const double rear = (dmx - dm * xf) / (xr - xf);
   t[index_of("payload_front")] = dm - rear;
   t[index_of("payload_rear")] = rear;
+  // Stiffness scales: the truth's tyre stiffness over the model's (the front axle's for the
+  // longitudinal scale, which applies to all four tyres).
+  t[index_of("slip_stiffness")] = pt.axles[0].tyre.longitudinal.stiffness / pm.axles[0].tyre.longitudinal.stiffness;
+  t[index_of("cornering_front")] = pt.axles[0].tyre.lateral.stiffness / pm.axles[0].tyre.lateral.stiffness;
+  t[index_of("cornering_rear")] = pt.axles[1].tyre.lateral.stiffness / pm.axles[1].tyre.lateral.stiffness;
   return t;
 }
 

@@ -663,6 +663,8 @@ TEST(VehicleObserver, LearnsEachAxlesCorneringStiffnessAndWithItTheLateralForces
     EXPECT_LT(cal[axle]["std"].get<double>(), 0.05) << axle;
   }
   EXPECT_LT(std::abs(cal["slip_stiffness"]["value"].get<double>() - 0.9), 0.1);
+  for (const char* k : {"cornering_front", "cornering_rear", "slip_stiffness"})
+    EXPECT_NEAR(cal[k]["truth"].get<double>(), 0.9, 1e-12) << k;  // the report's truth
   EXPECT_LT(rmse(learned, "observer", "sideslip_deg"), 0.5 * rmse(fixed, "observer", "sideslip_deg"));
   EXPECT_LT(rmse(learned, "observer", "tyre_fy_fl"), 0.5 * rmse(fixed, "observer", "tyre_fy_fl"));
   EXPECT_LT(rmse(learned, "observer", "tyre_fy_fl"), rmse(learned, "model", "tyre_fy_fl"));
@@ -695,67 +697,67 @@ TEST(VehicleObserver, StiffnessScalesAreReadWithTheirRangeAroundOne) {
               std::string::npos)
         << e.what();
   }
+}
 
-  namespace {
+namespace {
 
-  // A run's calibration block of one parameter: the report has its truth, RMSE and NEES.
-  const nlohmann::json& calibrated(const nlohmann::json& rep, const char* name) {
-    EXPECT_TRUE(rep.contains("calibration") && rep["calibration"].contains(name)) << name;
-    const auto& c = rep["calibration"][name];
-    for (const char* key : {"value", "std", "truth", "rmse", "nees"})
-      EXPECT_TRUE(c.contains(key)) << name << "." << key;
-    return c;
+// A run's calibration block of one parameter: the report has its truth, RMSE and NEES.
+const nlohmann::json& calibrated(const nlohmann::json& rep, const char* name) {
+  EXPECT_TRUE(rep.contains("calibration") && rep["calibration"].contains(name)) << name;
+  const auto& c = rep["calibration"][name];
+  for (const char* key : {"value", "std", "truth", "rmse", "nees"}) EXPECT_TRUE(c.contains(key)) << name << "." << key;
+  return c;
+}
+
+}  // namespace
+
+// Issue 18's parameter NEES: the gyro z bias learned on the lane change whose gyroscope reads
+// 0.01 rad/s high is scored against that bias, and the score moves with the estimate's error:
+// a bias held by its range far from the truth with a small sigma gives a NEES in the hundreds.
+TEST(VehicleObserver, ReportsTheLearnedGyroBiasAgainstTheScenariosBias) {
+  auto sc = scenario("robustness/sedan_dlc_gyro_bias.json", 6);
+  ASSERT_EQ(sc.sensors.gyro_errors.bias[2], 0.01);
+  sc.observer.imu.gyro_bias.on = true;
+  const auto rep = exp::run_vehicle_experiment(sc, {});
+  const auto& c = calibrated(rep, "gyro_bias_z");
+  EXPECT_DOUBLE_EQ(c["truth"].get<double>(), 0.01);
+  const double value = c["value"].get<double>(), sd = c["std"].get<double>(), nees = c["nees"].get<double>();
+  const double rmse_bias = c["rmse"].get<double>();
+  EXPECT_TRUE(std::isfinite(nees));
+  EXPECT_GT(nees, 0.0);
+  EXPECT_LT(nees, 5.0) << "an honest sigma";
+  // learned by the end: within 3 sigma of the truth, and the RMSE holds the start (value 0,
+  // error 0.01) as well, so it is above the final error
+  EXPECT_LT(std::abs(value - 0.01), 3 * sd);
+  EXPECT_GT(rmse_bias, std::abs(value - 0.01));
+  EXPECT_LT(rmse_bias, 0.01);
+  // the other axes are not estimated (gyro_axes "z"): no block, no truth
+  EXPECT_FALSE(rep["calibration"].contains("gyro_bias_x"));
+  // The range caps the estimate at a fifth of the truth while its sigma shrinks as before.
+  sc.observer.imu.gyro_bias.max = 0.002;
+  const auto capped = exp::run_vehicle_experiment(sc, {});
+  const auto& k = calibrated(capped, "gyro_bias_z");
+  EXPECT_LE(k["value"].get<double>(), 0.002 + 1e-12);
+  EXPECT_GT(k["rmse"].get<double>(), 0.007);
+  EXPECT_GT(k["nees"].get<double>(), 100 * nees);
+}
+
+// The wheel scale's truth is r_model / r_effective (the Hall counts over the model's spin):
+// with the truth's tyres 1 % smaller it is about 1 / 0.99, and the scales learned are within
+// their sigma of it.
+TEST(VehicleObserver, ReportsTheWheelScalesAgainstTheTruthsTyres) {
+  auto sc = scenario("robustness/sedan_dlc_radius_minus1pct.json", 6);
+  sc.observer.wheels.scale = {true, 0.02, 1e-9, 0.9, 1.1};  // scenarios/patches/self_calibration.json
+  const auto rep = exp::run_vehicle_experiment(sc, {});
+  for (const char* w : {"wheel_scale_fl", "wheel_scale_fr", "wheel_scale_rl", "wheel_scale_rr"}) {
+    const auto& c = calibrated(rep, w);
+    // R_e = R0 - penetration / 3 at the same load: a little more than 1 / 0.99
+    EXPECT_GT(c["truth"].get<double>(), 1 / 0.99) << w;
+    EXPECT_LT(c["truth"].get<double>(), 1 / 0.99 + 1e-3) << w;
+    EXPECT_LT(std::abs(c["value"].get<double>() - c["truth"].get<double>()), 3 * c["std"].get<double>()) << w;
+    EXPECT_GT(c["nees"].get<double>(), 0.0) << w;
   }
-
-  }  // namespace
-
-  // Issue 18's parameter NEES: the gyro z bias learned on the lane change whose gyroscope reads
-  // 0.01 rad/s high is scored against that bias, and the score moves with the estimate's error:
-  // a bias held by its range far from the truth with a small sigma gives a NEES in the hundreds.
-  TEST(VehicleObserver, ReportsTheLearnedGyroBiasAgainstTheScenariosBias) {
-    auto sc = scenario("robustness/sedan_dlc_gyro_bias.json", 6);
-    ASSERT_EQ(sc.sensors.gyro_errors.bias[2], 0.01);
-    sc.observer.imu.gyro_bias.on = true;
-    const auto rep = exp::run_vehicle_experiment(sc, {});
-    const auto& c = calibrated(rep, "gyro_bias_z");
-    EXPECT_DOUBLE_EQ(c["truth"].get<double>(), 0.01);
-    const double value = c["value"].get<double>(), sd = c["std"].get<double>(), nees = c["nees"].get<double>();
-    const double rmse_bias = c["rmse"].get<double>();
-    EXPECT_TRUE(std::isfinite(nees));
-    EXPECT_GT(nees, 0.0);
-    EXPECT_LT(nees, 5.0) << "an honest sigma";
-    // learned by the end: within 3 sigma of the truth, and the RMSE holds the start (value 0,
-    // error 0.01) as well, so it is above the final error
-    EXPECT_LT(std::abs(value - 0.01), 3 * sd);
-    EXPECT_GT(rmse_bias, std::abs(value - 0.01));
-    EXPECT_LT(rmse_bias, 0.01);
-    // the other axes are not estimated (gyro_axes "z"): no block, no truth
-    EXPECT_FALSE(rep["calibration"].contains("gyro_bias_x"));
-    // The range caps the estimate at a fifth of the truth while its sigma shrinks as before.
-    sc.observer.imu.gyro_bias.max = 0.002;
-    const auto capped = exp::run_vehicle_experiment(sc, {});
-    const auto& k = calibrated(capped, "gyro_bias_z");
-    EXPECT_LE(k["value"].get<double>(), 0.002 + 1e-12);
-    EXPECT_GT(k["rmse"].get<double>(), 0.007);
-    EXPECT_GT(k["nees"].get<double>(), 100 * nees);
-  }
-
-  // The wheel scale's truth is r_model / r_effective (the Hall counts over the model's spin):
-  // with the truth's tyres 1 % smaller it is about 1 / 0.99, and the scales learned are within
-  // their sigma of it.
-  TEST(VehicleObserver, ReportsTheWheelScalesAgainstTheTruthsTyres) {
-    auto sc = scenario("robustness/sedan_dlc_radius_minus1pct.json", 6);
-    sc.observer.wheels.scale = {true, 0.02, 1e-9, 0.9, 1.1};  // scenarios/patches/self_calibration.json
-    const auto rep = exp::run_vehicle_experiment(sc, {});
-    for (const char* w : {"wheel_scale_fl", "wheel_scale_fr", "wheel_scale_rl", "wheel_scale_rr"}) {
-      const auto& c = calibrated(rep, w);
-      // R_e = R0 - penetration / 3 at the same load: a little more than 1 / 0.99
-      EXPECT_GT(c["truth"].get<double>(), 1 / 0.99) << w;
-      EXPECT_LT(c["truth"].get<double>(), 1 / 0.99 + 1e-3) << w;
-      EXPECT_LT(std::abs(c["value"].get<double>() - c["truth"].get<double>()), 3 * c["std"].get<double>()) << w;
-      EXPECT_GT(c["nees"].get<double>(), 0.0) << w;
-    }
-    // no GNSS latency, accelerometer or payload estimated: none reported
-    EXPECT_FALSE(rep["calibration"].contains("gnss_latency"));
-    EXPECT_FALSE(rep["calibration"].contains("payload_front"));
-  }
+  // no GNSS latency, accelerometer or payload estimated: none reported
+  EXPECT_FALSE(rep["calibration"].contains("gnss_latency"));
+  EXPECT_FALSE(rep["calibration"].contains("payload_front"));
+}
