@@ -52,6 +52,7 @@ CalibrationConfig read_calibration_config(const JsonReader* sec) {
   if (sec->has("file")) c.file = sec->directory() / sec->string("file");
   c.save_period_s = sec->number_in("save_period_s", 1, 86400, c.save_period_s);
   c.max_age_days = sec->number_in("max_age_days", 0, 36500, c.max_age_days);
+  c.parked_rate_scale = sec->number_in("parked_rate_scale", 0, 1, c.parked_rate_scale);
   if (auto co = sec->find("carry_over")) {
     c.carry_over.clear();
     for (const auto& item : co->items()) {
@@ -169,7 +170,8 @@ std::string restore_calibration(const CalibrationRead& read, const std::string& 
   for (const auto& p : f.parameters) {
     const bool carries = std::any_of(config.carry_over.begin(), config.carry_over.end(),
                                      [&](const std::string& prefix) { return p.name.rfind(prefix, 0) == 0; });
-    if (carries && observer.restore_parameter(p.name, p.value, p.std, std::max(0.0, age))) ++restored;
+    if (carries && observer.restore_parameter(p.name, p.value, p.std, std::max(0.0, age) * config.parked_rate_scale))
+      ++restored;
   }
   return "calibration restored: " + std::to_string(restored) + " of " + std::to_string(f.parameters.size()) +
          " parameters, saved " + std::to_string(static_cast<long>(std::max(0.0, age))) + " s ago";

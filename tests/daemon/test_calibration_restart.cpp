@@ -49,9 +49,10 @@ TEST(CalibrationRestart, WarmStartHasTheConvergedErrorsFromTheFirstSeconds) {
   // learned: 0.010014 rad/s against the truth's 0.01
   EXPECT_NEAR(saved["parameters"]["gyro_bias_z"]["value"].get<double>(), 0.01, 5e-4) << saved.dump();
 
-  // The restored variance grows with the file's age in wall time (sigma^2 + q age, q = 3e-9
-  // rad^2/s^3): 60 s of age already takes B's early yaw error from 0.00021 to 0.00034 rad, an
-  // hour to 0.00066 (a cold start's 0.00070). A saved_at ahead of the clock counts as age 0,
+  // The restored variance grows with the file's age in wall time (sigma^2 + q age 0.01,
+  // calibration.parked_rate_scale, q = 3e-9 rad^2/s^3): an hour takes B's early yaw error from
+  // 0.00021 to 0.00031 rad, a day to 0.00052 (a cold start's 0.00070). A saved_at ahead of the
+  // clock counts as age 0,
   // so that the result does not depend on how long this machine takes between the two runs.
   saved["saved_at"] = static_cast<double>(std::time(nullptr)) + 86400;
   write_file(file, saved.dump(2));

@@ -102,7 +102,10 @@ TEST(CalibrationFile, ALearnedValueStartsTheNextRunWithItsVarianceGrownByItsAge)
   EXPECT_THAT(line, HasSubstr("restored: 1 of 2 parameters"));
   const int g = index_of(obs, "gyro_bias_z"), w = index_of(obs, "wheel_scale_rl");
   EXPECT_EQ(obs.parameter_value(g), 0.0123);
-  // 1e-8 (rad/s)^2/s of random walk over an hour: 1e-8 + 3.6e-5 -> sigma 0.0060 (below 0.01)
+  // 1e-8 (rad/s)^2/s of random walk over an hour parked, counted at parked_rate_scale 0.01
+  EXPECT_NEAR(obs.parameter_std(g), std::sqrt(1e-8 + 1e-8 * 3600 * 0.01), 1e-12);
+  cc.parked_rate_scale = 1;  // parked as driving: 1e-8 + 3.6e-5 -> sigma 0.0060 (below 0.01)
+  restore_calibration(read_calibration_file(dir / "cal.json"), c.cfg.vehicle_sha256, 1000 + 3600, cc, obs);
   EXPECT_NEAR(obs.parameter_std(g), std::sqrt(1e-8 + 1e-8 * 3600), 1e-12);
   EXPECT_EQ(obs.parameter_value(w), 1.0);
   // a value beyond the range is held in it

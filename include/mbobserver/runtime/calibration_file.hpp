@@ -34,6 +34,10 @@ struct CalibrationConfig {
   std::optional<std::filesystem::path> file;  // none: nothing is kept
   double save_period_s = 60;
   double max_age_days = 30;  // an older file is stale: defaults instead
+  // How much a parked hour counts against an hour of driving in the restored variance's growth
+  // (sigma^2 + q age parked_rate_scale): the random walks q model a sensor's wander while it
+  // runs and warms (a gyro's bias, a tyre's radius); at rest they hardly move.
+  double parked_rate_scale = 0.01;
   // Which parameters carry over to the next start, by name prefix ("gyro_bias", "accel_bias",
   // "wheel_scale", "gnss_latency"); a load that changes between trips would not.
   std::vector<std::string> carry_over{"gyro_bias", "accel_bias", "wheel_scale", "gnss_latency"};
