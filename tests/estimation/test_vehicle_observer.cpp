@@ -28,6 +28,18 @@ VehicleScenario scenario(const char* name, double duration) {
 
 double rmse(const nlohmann::json& rep, const char* who, const char* q) { return rep["rmse"][who][q].get<double>(); }
 
+// The "observer" section of a configuration file of the repository's config/ folder.
+nlohmann::json observer_section(const char* file) {
+  return nlohmann::json::parse(std::ifstream(std::string(MBO_SOURCE_DIR) + "/config/" + file))["observer"];
+}
+
+// That section read for the sedan (the shipped lane change's model).
+est::VehicleObserverConfig read_observer(const nlohmann::json& section) {
+  static const auto sc =
+      exp::load_vehicle_scenario(std::string(MBO_SOURCE_DIR) + "/scenarios/vehicle_double_lane_change.json");
+  return est::read_vehicle_observer_config(JsonReader(section, "obs.json"), *sc.model);
+}
+
 // errorEKF-FE on x, y, yaw and the four spins, a force error on the spins: the settings the
 // Jacobian tests take on the sedan (period and terms are each test's).
 est::ObserverSettings sedan_fe_settings(const models::Vehicle& v) {
@@ -390,19 +402,14 @@ TEST(VehicleObserver, SameSamplesGiveTheSameEstimatesBitForBit) {
 
 TEST(VehicleObserver, CourseSideslipStdIsReadAndCheckedFromTheGnssSection) {
   // The course row's variance carries the model's sideslip error (docs/configuration.md).
-  const auto base =
-      nlohmann::json::parse(std::ifstream(std::string(MBO_SOURCE_DIR) + "/config/mbobserver.json"))["observer"];
-  auto sc = scenario("vehicle_double_lane_change.json", 1);
-  auto read = [&](const nlohmann::json& section) {
-    return est::read_vehicle_observer_config(JsonReader(section, "obs.json"), *sc.model);
-  };
-  EXPECT_NEAR(read(base).gnss.course_sideslip_std, M_PI / 180, 1e-15);  // the default: 1 deg
+  const auto base = observer_section("mbobserver.json");
+  EXPECT_NEAR(read_observer(base).gnss.course_sideslip_std, M_PI / 180, 1e-15);  // the default: 1 deg
   auto j = base;
   j["gnss"]["course_sideslip_std"] = 0.005;
-  EXPECT_EQ(read(j).gnss.course_sideslip_std, 0.005);
+  EXPECT_EQ(read_observer(j).gnss.course_sideslip_std, 0.005);
   j["gnss"]["course_sideslip_std"] = -0.005;
   try {
-    read(j);
+    read_observer(j);
     FAIL() << "a negative standard deviation was accepted";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("/gnss/course_sideslip_std"), std::string::npos) << e.what();
@@ -410,13 +417,9 @@ TEST(VehicleObserver, CourseSideslipStdIsReadAndCheckedFromTheGnssSection) {
 }
 
 TEST(VehicleObserver, EstimatedInputsAreReadAndCheckedWithTheirPointers) {
-  const auto base =
-      nlohmann::json::parse(std::ifstream(std::string(MBO_SOURCE_DIR) + "/config/mbobserver.json"))["observer"];
+  const auto base = observer_section("mbobserver.json");
   auto sc = scenario("vehicle_double_lane_change.json", 1);
-  auto read = [&](const nlohmann::json& section) {
-    return est::read_vehicle_observer_config(JsonReader(section, "obs.json"), *sc.model);
-  };
-  const auto c = read(base);
+  const auto c = read_observer(base);
   ASSERT_EQ(c.settings.estimated_inputs, std::vector<int>{sc.model->in.mu});
   EXPECT_EQ(c.settings.filter.input_rate_noise, std::vector<double>{1e-5});
   EXPECT_EQ(c.settings.filter.initial_std_p, std::vector<double>{0.01});
@@ -424,7 +427,7 @@ TEST(VehicleObserver, EstimatedInputsAreReadAndCheckedWithTheirPointers) {
   EXPECT_EQ(c.settings.input_max, std::vector<double>{1.5});
   auto fails_at = [&](const nlohmann::json& section, const std::string& where) {
     try {
-      read(section);
+      read_observer(section);
       ADD_FAILURE() << "accepted; expected an error at " << where;
     } catch (const ConfigError& e) {
       EXPECT_NE(std::string(e.what()).find(where), std::string::npos) << e.what();
@@ -441,7 +444,7 @@ TEST(VehicleObserver, EstimatedInputsAreReadAndCheckedWithTheirPointers) {
   fails_at(j, "/filter/force_error/estimate_inputs/mu: the vehicle's tyre mu");
   j = base;
   j["filter"]["type"] = "errorEKF";  // read, but not used: the filter has no force error
-  EXPECT_EQ(est::VehicleObserver(sc.model, read(j), 0.002).observer().filter().size(), 14);
+  EXPECT_EQ(est::VehicleObserver(sc.model, read_observer(j), 0.002).observer().filter().size(), 14);
   j = base;
   j["filter"]["force_error"]["estimate_inputs"]["mu"]["min"] = 2.0;
   fails_at(j, "/filter/force_error/estimate_inputs/mu");
@@ -623,24 +626,19 @@ TEST(VehicleObserver, ProductionBusAbsBrakingRunsTheCarsAbsOnTheModelAndMeasures
 }
 
 TEST(VehicleObserver, AbsForceErrorNeedsAForceErrorOnX) {
-  const auto base =
-      nlohmann::json::parse(std::ifstream(std::string(MBO_SOURCE_DIR) + "/config/production_example.json"))["observer"];
-  auto sc = scenario("vehicle_double_lane_change.json", 1);
-  auto read = [&](const nlohmann::json& section) {
-    return est::read_vehicle_observer_config(JsonReader(section, "obs.json"), *sc.model);
-  };
-  EXPECT_EQ(read(base).bus_inputs.brakes.abs_force_error, 10);
+  const auto base = observer_section("production_example.json");
+  EXPECT_EQ(read_observer(base).bus_inputs.brakes.abs_force_error, 10);
   auto j = base;
   j["filter"]["force_error"]["plant_noise"].erase("x");
   j["filter"]["force_error"]["initial_std"].erase("x");
   try {
-    read(j);
+    read_observer(j);
     FAIL() << "accepted abs_force_error without a force error on x";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("/brakes: abs_force_error needs"), std::string::npos) << e.what();
   }
   j["brakes"]["abs_force_error"] = 0;
-  EXPECT_NO_THROW(read(j));
+  EXPECT_NO_THROW(read_observer(j));
 }
 
 // The tyres' stiffness as estimated model parameters (issue 18): on a car whose tyres are 10 %
@@ -675,22 +673,18 @@ TEST(VehicleObserver, LearnsEachAxlesCorneringStiffnessAndWithItTheLateralForces
 }
 
 TEST(VehicleObserver, StiffnessScalesAreReadWithTheirRangeAroundOne) {
-  const auto base =
-      nlohmann::json::parse(std::ifstream(std::string(MBO_SOURCE_DIR) + "/config/mbobserver.json"))["observer"];
+  const auto base = observer_section("mbobserver.json");
   auto sc = scenario("vehicle_double_lane_change.json", 1);
-  auto read = [&](const nlohmann::json& section) {
-    return est::read_vehicle_observer_config(JsonReader(section, "obs.json"), *sc.model);
-  };
   auto j = base;
   j["filter"]["force_error"]["estimate_inputs"]["cornering_rear"] = {{"plant_noise", 1e-6}, {"initial_std", 0.1}};
-  const auto c = read(j);
+  const auto c = read_observer(j);
   ASSERT_EQ(c.settings.estimated_inputs.size(), 2u);
   EXPECT_EQ(c.settings.estimated_inputs[0], sc.model->in.cornering_rear);  // keys in order
   EXPECT_EQ(c.settings.input_min[0], 0.5);
   EXPECT_EQ(c.settings.input_max[0], 1.5);
   j["filter"]["force_error"]["estimate_inputs"]["cornering_rear"]["min"] = 1.1;
   try {
-    read(j);
+    read_observer(j);
     FAIL() << "accepted a range without the file's own stiffness";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("/filter/force_error/estimate_inputs/cornering_rear: [min, max] must hold 1"),

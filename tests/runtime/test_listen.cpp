@@ -166,6 +166,14 @@ int validate_with_schema(const fs::path& jsonl, std::string& out) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+// The publisher of a test: unicast to 127.0.0.1:port at 500 Hz.
+PublishConfig unicast_to(unsigned short port) {
+  PublishConfig c;
+  c.port = port;
+  c.rate_hz = 500;
+  return c;
+}
+
 }  // namespace
 
 TEST(Listen, RecordsWhatThePublisherSends) {
@@ -175,10 +183,7 @@ TEST(Listen, RecordsWhatThePublisherSends) {
                "--timeout", "120"},
               err);
   boost::asio::io_context io;
-  PublishConfig c;
-  c.port = port;
-  c.rate_hz = 500;
-  UdpPublisher pub(io, c, 0.002);
+  UdpPublisher pub(io, unicast_to(port), 0.002);
   std::uint64_t seq = 0;
   ASSERT_TRUE(keep_sending(
       [&] {
@@ -203,10 +208,7 @@ TEST(Listen, GarbageIsCountedAndNotWritten) {
                "estimate"},
               err);
   boost::asio::io_context io;
-  PublishConfig c;
-  c.port = port;
-  c.rate_hz = 500;
-  UdpPublisher pub(io, c, 0.002);
+  UdpPublisher pub(io, unicast_to(port), 0.002);
   boost::asio::ip::udp::socket raw(io, boost::asio::ip::udp::v4());
   const boost::asio::ip::udp::endpoint to(boost::asio::ip::make_address("127.0.0.1"), port);
   std::uint64_t seq = 0;
@@ -310,10 +312,7 @@ TEST(Listen, CsvHoldsTheEstimatesOfTheJsonLines) {
   Child child({"--port", std::to_string(port), "--bind", "127.0.0.1", "--jsonl", jsonl.string(), "--csv", csv.string()},
               err);
   boost::asio::io_context io;
-  PublishConfig c;
-  c.port = port;
-  c.rate_hz = 500;
-  UdpPublisher pub(io, c, 0.002);
+  UdpPublisher pub(io, unicast_to(port), 0.002);
   std::uint64_t seq = 0;
   auto send = [&](bool extra_key) {
     mbo::EstimateRecord r = varied_estimate(seq++);
