@@ -97,6 +97,7 @@ ErrorEkf::ErrorEkf(int n, const ErrorEkfSettings& s, double dt) : settings_(s), 
   b_ = VectorXd::Zero(N);
   bt_ = VectorXd::Zero(N);
   boost_ = VectorXd::Zero(layout_.forced);
+  accel_scale_ = VectorXd::Ones(n);
 }
 
 void ErrorEkf::predict(const MatrixXd* A21, const MatrixXd* A22, const MatrixXd* B) {
@@ -149,6 +150,18 @@ void ErrorEkf::predict(const MatrixXd* A21, const MatrixXd* A22, const MatrixXd*
   else
     P_ += noise_scale_ * W_;
   for (int k = 0; k < layout_.forced; ++k) P_(layout_.accel(k), layout_.accel(k)) += boost_[k] * dt_;
+  for (int i = 0; i < layout_.observed; ++i) {
+    if (accel_scale_[i] == 1) continue;
+    // The acceleration noise q of coordinate i enters W only through its own (z, zd) block,
+    // q [dt^3/3 dt^2/2; dt^2/2 dt] (Van Loan, eqs. (121)-(123), as zd feeds nothing else):
+    // this adds (k - 1) times that block.
+    const double q = (accel_scale_[i] - 1) * noise_scale_ * settings_.accel_noise[static_cast<std::size_t>(i)];
+    const int a = layout_.z(i), b = layout_.zd(i);
+    P_(a, a) += q * dt_ * dt_ * dt_ / 3;
+    P_(a, b) += q * dt_ * dt_ / 2;
+    P_(b, a) += q * dt_ * dt_ / 2;
+    P_(b, b) += q * dt_;
+  }
   for (int i = 0; i < P_.rows(); ++i) {
     P_(i, i) = std::min(P_(i, i), settings_.max_variance);
     for (int j = i + 1; j < P_.cols(); ++j) P_(i, j) = P_(j, i) = 0.5 * (P_(i, j) + P_(j, i));

@@ -20,7 +20,8 @@ VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle,
       wheels_(cfg_.wheels, *vehicle_),
       wheel_speeds_(cfg_.wheel_speeds, *vehicle_),
       bus_inputs_(cfg_.bus_inputs, *vehicle_),
-      dt_(dt) {
+      dt_(dt),
+      adaptation_(cfg_.adaptation) {
   const auto& v = *vehicle_;
   // An estimated friction starts from the front tyres' own (input 0 means "the tyres' own",
   // which the estimate's range would otherwise clamp); it then applies to all four tyres.
@@ -141,6 +142,8 @@ void VehicleObserver::start(const models::VehicleStart& s, double t0) {
   mb::solve_position(vehicle_->model, st.q, st.u, ws);
   obs_->initialize(st);
   sigma_->restart();
+  adaptation_.restart();
+  apply_adaptation();
   started_ = true;
   t_ = t0;
   // what the sources said of the model before says nothing of this one
@@ -223,6 +226,24 @@ void VehicleObserver::account(double t) {
   counters_.wheel_resets = wheels_.resets() + wheel_speeds_.resets();
 }
 
+void VehicleObserver::adapt_plant_noise(double t, double dt) {
+  if (!cfg_.adaptation.on) return;
+  const auto& rows = rows_.rows();
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const SensorKind kind = kind_of(rows[i]);
+    if (kind != SensorKind::gnss_position && kind != SensorKind::gnss_velocity) continue;
+    const auto& u = results_[i];
+    const int row = (kind == SensorKind::gnss_velocity ? 2 : 0) + rows[i].row;
+    if (rows[i].row < 2) adaptation_.observe(row, u.innovation, u.variance, t);
+  }
+  adaptation_.advance(t, dt);
+  apply_adaptation();
+}
+
+void VehicleObserver::apply_adaptation() {
+  for (int i : cfg_.adaptation.coordinates) obs_->filter().set_accel_noise_scale(i, adaptation_.scale());
+}
+
 void VehicleObserver::reinitialise(double t, std::uint32_t why) {
   ++counters_.resets;
   faults_ |= kFaultReset | why;
@@ -279,8 +300,9 @@ const EstimateRecord& VehicleObserver::step(double t) {
   obs_->filter().set_sensor_learning(gnss_.good_for_learning());
   auto r = obs_->step(rows_.rows(), &results_);
   counters_.newton_iterations += static_cast<std::uint64_t>(r.model_step.iterations);
-  t_ = t;
   account(t);
+  adapt_plant_noise(t, t - t_);
+  t_ = t;
   if (!r.model_step.converged) ++counters_.model_step_failures, faults_ |= kFaultModelStepFailed;
   if (!r.correction_converged) ++counters_.correction_failures, faults_ |= kFaultCorrectionFailed;
   if (!r.model_step.converged || !r.correction_converged || !r.healthy)

@@ -138,6 +138,35 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
   if (auto fe = f.find("force_error"))
     for (std::size_t k = 0; k < fs.forced.size(); ++k)
       check_start(fe->at("initial_std"), observed[static_cast<std::size_t>(fs.forced[k])], fs.initial_std_a[k]);
+  if (auto a = f.find("adaptive_plant_noise")) {
+    // The chassis's plant noise scaled to what the GNSS innovations show of the model
+    // (plant_noise_adaptation.hpp); the horizontal position by default.
+    auto& A = c.adaptation;
+    A.on = a->boolean("enabled", true);
+    std::vector<std::string> coords = {"x", "y"};
+    if (a->has("coordinates")) {
+      coords.clear();
+      for (const auto& item : a->at("coordinates").items()) {
+        const std::string n = item.as_string();
+        if (std::find(observed.begin(), observed.end(), n) == observed.end())
+          item.fail("\"" + n + "\" is not an observed coordinate (filter.observe)");
+        coords.push_back(n);
+      }
+    }
+    for (const auto& n : coords) {
+      const auto it = std::find(observed.begin(), observed.end(), n);
+      if (it == observed.end()) a->fail("needs \"" + n + "\" in filter.observe (or a \"coordinates\" list)");
+      A.coordinates.push_back(static_cast<int>(it - observed.begin()));
+    }
+    A.min_scale = a->number_in("min_scale", 1e-6, 1, A.min_scale);
+    A.nis_limit = a->number_in("nis_limit", 1, 100, A.nis_limit);
+    A.window_samples = static_cast<int>(a->integer("window_samples", 2, 100000, A.window_samples));
+    A.bias_sigma = a->number_in("bias_sigma", 1, 100, A.bias_sigma);
+    A.fall_s = a->positive_up_to("fall_s", 3600, A.fall_s);
+    A.rise_s = a->positive_up_to("rise_s", 3600, A.rise_s);
+    A.evidence_s = a->positive_up_to("evidence_s", 3600, A.evidence_s);
+    a->finish();
+  }
   c.settings.correction =
       f.choice("correction", {"position_problem", "velocity_approximation"}, "position_problem") == "position_problem"
           ? Correction::position_problem

@@ -249,7 +249,9 @@ json run_vehicle_experiment(const VehicleScenario& nominal, const RunOptions& op
     *opt.trace << "t";
     for (const auto* qq : q)
       *opt.trace << "," << qq->name << "_truth," << qq->name << "_model," << qq->name << "_observer";
-    *opt.trace << ",valid,std_x,std_y,std_yaw,std_vx,std_vy,std_sideslip_deg\n";
+    *opt.trace << ",valid,std_x,std_y,std_yaw,std_vx,std_vy,std_sideslip_deg";
+    for (const char* w : {"fl", "fr", "rl", "rr"}) *opt.trace << ",std_tyre_fy_" << w;
+    *opt.trace << "\n";
   }
 
   while (!truth.done()) {
@@ -330,7 +332,9 @@ json run_vehicle_experiment(const VehicleScenario& nominal, const RunOptions& op
                    << qq->value(*sc.model, open.state(), open.outputs()) << ","
                    << qq->value(*sc.model, obs.state(), obs.outputs());
       *opt.trace << "," << rec.valid << "," << rec.std_x << "," << rec.std_y << "," << rec.std_yaw << "," << rec.std_vx
-                 << "," << rec.std_vy << "," << rec.std_sideslip_deg << "\n";
+                 << "," << rec.std_vy << "," << rec.std_sideslip_deg;
+      for (double sd : rec.std_tyre_fy) *opt.trace << "," << sd;
+      *opt.trace << "\n";
     }
   }
 

@@ -276,6 +276,19 @@ TEST(ModelInputs, AnInputOnItsDbcLimitOrJumpingFasterThanPhysicsKeepsItsLastPlau
   EXPECT_EQ(in.inputs().brake_pressure[0], 150e5);
 }
 
+TEST(ModelInputs, TheSteeringAngleIsCarriedToTheStepsTimeWithItsRateForAtMostTwentyMs) {
+  ModelInputs in(InputsConfig{});
+  // a ramp of 10 deg/s sampled at 100 Hz, taken by 500 Hz steps
+  for (int k = 0; k < 20; ++k) in.hold({0.01 * k, Channel::steer_angle, 0.1 * k * M_PI / 180, 0}), in.gather(0.01 * k);
+  const double rate = in.inputs().steer_rate * 180 / M_PI;
+  EXPECT_NEAR(rate, 10.0, 0.02);  // the low-pass of a constant rate tends to that rate
+  in.gather(0.196);  // 6 ms after the last sample (1.9 deg): 1.96 deg, not 1.9
+  EXPECT_NEAR(in.inputs().steer * 180 / M_PI, 1.9 + 0.006 * rate, 1e-9);
+  EXPECT_NEAR(in.inputs().steer * 180 / M_PI, 1.96, 2e-4);
+  in.gather(0.5);  // a silent input is carried no further than 20 ms
+  EXPECT_NEAR(in.inputs().steer * 180 / M_PI, 1.9 + 0.02 * rate, 1e-9);
+}
+
 TEST(ImuAiding, AGyroThatRepeatsItsValueIsStuckAndNotFused) {
   ImuConfig c;
   c.gyro_axes = {false, false, true};

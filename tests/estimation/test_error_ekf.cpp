@@ -88,6 +88,27 @@ TEST(ErrorEkf, PredictIsFPFtPlusWAndZeroesTheError) {
   (void)P0;
 }
 
+TEST(ErrorEkf, AccelNoiseScaleScalesOnlyThatCoordinatesVanLoanBlock) {
+  // Two FE filters from the same covariance: the one whose coordinate 1 has its acceleration
+  // noise scaled by k must differ from the other by exactly (k - 1) q [dt^3/3 dt^2/2; dt^2/2 dt]
+  // on coordinate 1's (z, zd) block, and nowhere else (the force errors keep their own noise).
+  const double dt = 0.01, k = 0.05;
+  ErrorEkf a(2, settings(2, true), dt), b(2, settings(2, true), dt);
+  b.set_accel_noise_scale(1, k);
+  EXPECT_EQ(b.accel_noise_scale(1), k);
+  a.predict();
+  b.predict();
+  Eigen::MatrixXd D = b.covariance() - a.covariance();
+  const double q = settings(2, true).accel_noise[1];
+  const auto& L = a.layout();
+  EXPECT_NEAR(D(L.z(1), L.z(1)), (k - 1) * q * dt * dt * dt / 3, 1e-15);
+  EXPECT_NEAR(D(L.z(1), L.zd(1)), (k - 1) * q * dt * dt / 2, 1e-15);
+  EXPECT_NEAR(D(L.zd(1), L.z(1)), (k - 1) * q * dt * dt / 2, 1e-15);
+  EXPECT_NEAR(D(L.zd(1), L.zd(1)), (k - 1) * q * dt, 1e-15);
+  D(L.z(1), L.z(1)) = D(L.z(1), L.zd(1)) = D(L.zd(1), L.z(1)) = D(L.zd(1), L.zd(1)) = 0;
+  EXPECT_EQ(D.cwiseAbs().maxCoeff(), 0);
+}
+
 TEST(ErrorEkf, GateRejectsOutliersAndKeepsTheState) {
   auto s = settings(1, false);
   s.gate_sigma = 3;

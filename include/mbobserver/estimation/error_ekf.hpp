@@ -79,6 +79,11 @@ class ErrorEkf {
   // error k in the predictions that follow (0: none): while the model runs on an input it
   // guesses (the car's ABS, on a production bus), its force error wanders faster.
   void set_accel_noise_boost(int k, double q) { boost_[k] = q; }
+  // The acceleration noise (`plant_noise`) of observed coordinate i is multiplied by k in the
+  // predictions that follow (1: as configured): the adaptation of the plant noise to what the
+  // innovations show of the model (plant_noise_adaptation.hpp).
+  void set_accel_noise_scale(int i, double k) { accel_scale_[i] = k; }
+  double accel_noise_scale(int i) const { return accel_scale_[i]; }
 
   // One scalar measurement: H over the error state, `innovation` = y - h(model), r its noise
   // variance. The update is skipped (and reported) when the gate rejects it.
@@ -111,6 +116,7 @@ class ErrorEkf {
   Eigen::PartialPivLU<MatrixXd> lu_;
   VectorXd e_, b_, bt_;
   VectorXd boost_;  // per acceleration error, see set_accel_noise_boost
+  VectorXd accel_scale_;  // per observed coordinate, see set_accel_noise_scale
   double noise_scale_ = 1;
   bool learn_sensors_ = true;
 };

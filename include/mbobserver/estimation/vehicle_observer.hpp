@@ -27,6 +27,7 @@
 #include "mbobserver/estimation/aiding/wheel_speed.hpp"
 #include "mbobserver/estimation/observer.hpp"
 #include "mbobserver/estimation/output_sigma.hpp"
+#include "mbobserver/estimation/plant_noise_adaptation.hpp"
 #include "mbobserver/models/vehicle.hpp"
 #include "mbobserver/models/vehicle_outputs.hpp"
 
@@ -55,6 +56,7 @@ struct VehicleObserverConfig {
   InputsConfig inputs;
   aiding::WheelSpeedConfig wheel_speeds;  // a production bus's wheel speeds
   aiding::BusInputsConfig bus_inputs;  // its steering-wheel angle, engine torque, master pressure
+  PlantNoiseAdaptationConfig adaptation;  // filter.adaptive_plant_noise
 };
 
 // Reads the "observer" section for `vehicle` (observed coordinates by name: x y z yaw pitch
@@ -122,6 +124,9 @@ class VehicleObserver {
   void physical_kinematics(mb::State& out, Eigen::MatrixXd& P) const;
 
  private:
+  // The chassis's plant noise follows the GNSS innovations (plant_noise_adaptation.hpp).
+  void adapt_plant_noise(double t, double dt);
+  void apply_adaptation();
   void gather(double t);
   void account(double t);
   // Index of model input `slot` among the estimated inputs (the error state's input block), -1.
@@ -146,6 +151,7 @@ class VehicleObserver {
   mutable std::vector<double> kin_scale_, kin_coef_;
   mutable std::vector<int> kin_param_;
   bool started_ = false;
+  PlantNoiseAdaptation adaptation_;
   int abs_force_error_ = -1;  // FE index of x when brakes.abs_force_error is on
   bool abs_limiting_ = false;
 

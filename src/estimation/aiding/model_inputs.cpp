@@ -61,11 +61,19 @@ void ModelInputs::gather(double t) {
       const double rate = (v - last_steer_) / (ts - last_steer_t_);
       inputs_.steer_rate = kSteerRateKept * inputs_.steer_rate + kSteerRateNew * rate;
     }
-    inputs_.steer = v;
     last_steer_ = v;
     last_steer_t_ = ts;
     last_t_ = ts;
     taken_t_[0] = ts;
+  }
+  if (last_steer_t_ >= 0) {
+    // The angle at the step's end, not at its sample's time: held, a 100 Hz angle lags the
+    // wheel by half its period on average, and at a lane change's steering rates that is a
+    // tyre Fy error of 10 N at the front (5 N at the rear, which is not steered). Carried
+    // forward with the differenced rate over at most kSteerHorizon_s (then it is a guess).
+    // A held (implausible) angle stays where it was.
+    const double age = holding_[0] ? 0.0 : std::clamp(t - last_steer_t_, 0.0, kSteerHorizon_s);
+    inputs_.steer = last_steer_ + inputs_.steer_rate * age;
   }
   for (int w = 0; w < 4; ++w) {
     const auto torque = static_cast<Channel>(index_of(Channel::drive_torque_fl) + w);

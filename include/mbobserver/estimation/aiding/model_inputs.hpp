@@ -64,6 +64,8 @@ class ModelInputs {
  private:
   // the steering rate is a differenced signal: a little low-pass (kept, new)
   static constexpr double kSteerRateKept = 0.7, kSteerRateNew = 0.3;
+  // the angle is carried forward with that rate over at most this (two periods at 100 Hz)
+  static constexpr double kSteerHorizon_s = 0.02;
 
   double max_rate(Channel c) const;
 
