@@ -150,6 +150,25 @@ void ErrorEkf::predict(const MatrixXd* A21, const MatrixXd* A22, const MatrixXd*
   else
     P_ += noise_scale_ * W_;
   for (int k = 0; k < layout_.forced; ++k) P_(layout_.accel(k), layout_.accel(k)) += boost_[k] * dt_;
+  if (planar_.ix >= 0 && (planar_.k_long != 1 || planar_.k_lat != 1)) {
+    // dQc = q_min [(k_long - 1) t t' + (k_lat - 1) n n'], t = (cos psi, sin psi), n = (-sin psi,
+    // cos psi), entering each (z, zd) pair of blocks as q does: [dt^3/3 dt^2/2; dt^2/2 dt].
+    const int ix = planar_.ix, iy = planar_.iy;
+    const double q = noise_scale_ * std::min(settings_.accel_noise[static_cast<std::size_t>(ix)],
+                                             settings_.accel_noise[static_cast<std::size_t>(iy)]);
+    const double c = std::cos(planar_.psi), sn = std::sin(planar_.psi);
+    const double t[2] = {c, sn}, nv[2] = {-sn, c};
+    const int idx[2] = {ix, iy};
+    for (int a = 0; a < 2; ++a)
+      for (int b = 0; b < 2; ++b) {
+        const double dq = q * ((planar_.k_long - 1) * t[a] * t[b] + (planar_.k_lat - 1) * nv[a] * nv[b]);
+        const int za = layout_.z(idx[a]), zb = layout_.z(idx[b]), va = layout_.zd(idx[a]), vb = layout_.zd(idx[b]);
+        P_(za, zb) += dq * dt_ * dt_ * dt_ / 3;
+        P_(za, vb) += dq * dt_ * dt_ / 2;
+        P_(va, zb) += dq * dt_ * dt_ / 2;
+        P_(va, vb) += dq * dt_;
+      }
+  }
   for (int i = 0; i < layout_.observed; ++i) {
     if (accel_scale_[i] == 1) continue;
     // The acceleration noise q of coordinate i enters W only through its own (z, zd) block,

@@ -231,8 +231,10 @@ void VehicleObserver::adapt_plant_noise(double t, double dt) {
   const auto& rows = rows_.rows();
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const SensorKind kind = kind_of(rows[i]);
-    if (kind != SensorKind::gnss_position && kind != SensorKind::gnss_velocity) continue;
     const auto& u = results_[i];
+    if (kind == SensorKind::gyroscope && rows[i].row == 2)
+      adaptation_.observe(PlantNoiseAdaptation::kGyroRow, u.innovation, u.variance, t);
+    if (kind != SensorKind::gnss_position && kind != SensorKind::gnss_velocity) continue;
     const int row = (kind == SensorKind::gnss_velocity ? 2 : 0) + rows[i].row;
     if (rows[i].row < 2) adaptation_.observe(row, u.innovation, u.variance, t);
   }
@@ -241,7 +243,13 @@ void VehicleObserver::adapt_plant_noise(double t, double dt) {
 }
 
 void VehicleObserver::apply_adaptation() {
-  for (int i : cfg_.adaptation.coordinates) obs_->filter().set_accel_noise_scale(i, adaptation_.scale());
+  const auto& A = cfg_.adaptation;
+  if (!A.on) return;
+  const double k = adaptation_.scale();
+  if (A.x >= 0)
+    obs_->filter().set_planar_noise_scale(A.x, A.y, obs_->state().q[vehicle_->yaw], A.longitudinal ? k : 1.0,
+                                          A.lateral ? k : 1.0);
+  if (A.yaw_index >= 0) obs_->filter().set_accel_noise_scale(A.yaw_index, std::max(k, A.yaw_min_scale));
 }
 
 void VehicleObserver::reinitialise(double t, std::uint32_t why) {

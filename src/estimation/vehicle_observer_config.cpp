@@ -143,28 +143,39 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
     // (plant_noise_adaptation.hpp); the horizontal position by default.
     auto& A = c.adaptation;
     A.on = a->boolean("enabled", true);
-    std::vector<std::string> coords = {"x", "y"};
-    if (a->has("coordinates")) {
-      coords.clear();
-      for (const auto& item : a->at("coordinates").items()) {
+    if (a->has("axes")) {
+      A.longitudinal = A.lateral = A.yaw = false;
+      for (const auto& item : a->at("axes").items()) {
         const std::string n = item.as_string();
-        if (std::find(observed.begin(), observed.end(), n) == observed.end())
-          item.fail("\"" + n + "\" is not an observed coordinate (filter.observe)");
-        coords.push_back(n);
+        if (n == "longitudinal")
+          A.longitudinal = true;
+        else if (n == "lateral")
+          A.lateral = true;
+        else if (n == "yaw")
+          A.yaw = true;
+        else
+          item.fail("\"" + n + "\" is not an axis (longitudinal, lateral, yaw)");
       }
     }
-    for (const auto& n : coords) {
+    auto index_of = [&](const std::string& n) {
       const auto it = std::find(observed.begin(), observed.end(), n);
-      if (it == observed.end()) a->fail("needs \"" + n + "\" in filter.observe (or a \"coordinates\" list)");
-      A.coordinates.push_back(static_cast<int>(it - observed.begin()));
-    }
+      if (it == observed.end()) a->fail("needs \"" + n + "\" in filter.observe");
+      return static_cast<int>(it - observed.begin());
+    };
+    if (A.longitudinal || A.lateral) A.x = index_of("x"), A.y = index_of("y");
+    if (A.yaw) A.yaw_index = index_of("yaw");
     A.min_scale = a->number_in("min_scale", 1e-6, 1, A.min_scale);
+    A.yaw_min_scale = a->number_in("yaw_min_scale", 1e-6, 1, A.yaw_min_scale);
     A.nis_limit = a->number_in("nis_limit", 1, 100, A.nis_limit);
     A.window_samples = static_cast<int>(a->integer("window_samples", 2, 100000, A.window_samples));
     A.bias_sigma = a->number_in("bias_sigma", 1, 100, A.bias_sigma);
     A.fall_s = a->positive_up_to("fall_s", 3600, A.fall_s);
     A.rise_s = a->positive_up_to("rise_s", 3600, A.rise_s);
     A.evidence_s = a->positive_up_to("evidence_s", 3600, A.evidence_s);
+    A.gyro_window_samples = static_cast<int>(a->integer("gyro_window_samples", 2, 1000000, A.gyro_window_samples));
+    A.floor_gain = a->number_in("floor_gain", 1, 1e6, A.floor_gain);
+    A.floor_memory_s = a->positive_up_to("floor_memory_s", 1e6, A.floor_memory_s);
+    A.sustained_s = a->positive_up_to("sustained_s", 3600, A.sustained_s);
     a->finish();
   }
   c.settings.correction =

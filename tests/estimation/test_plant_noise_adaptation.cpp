@@ -20,7 +20,7 @@ PlantNoiseAdaptationConfig on() {
   return c;
 }
 
-// `seconds` of 50 Hz fixes, four rows each with unit variance, innovations N(bias, 1), on a
+// `seconds` of 50 Hz fixes, the four GNSS rows each with unit variance, innovations N(bias, 1), on a
 // 500 Hz step; t advances.
 void drive(PlantNoiseAdaptation& a, double& t, double seconds, double bias, std::mt19937& rng) {
   std::normal_distribution<double> n(bias, 1);
@@ -28,7 +28,7 @@ void drive(PlantNoiseAdaptation& a, double& t, double seconds, double bias, std:
   for (int k = 0; k < static_cast<int>(seconds / dt + 0.5); ++k) {
     t += dt;
     if (k % 10 == 0)
-      for (int r = 0; r < PlantNoiseAdaptation::kRows; ++r) a.observe(r, n(rng), 1.0, t);
+      for (int r = 0; r < PlantNoiseAdaptation::kGnssRows; ++r) a.observe(r, n(rng), 1.0, t);
     a.advance(t, dt);
   }
 }
@@ -53,16 +53,23 @@ TEST(PlantNoiseAdaptation, ADriftTheNisMissesRaisesItAndSetsAFloor) {
   drive(a, t, 10, 0, rng);
   ASSERT_EQ(a.scale(), 1e-4);
   // a bias of 0.7 sigma: the NIS mean 1.5, at the limit, but the means 5 standard errors out
-  drive(a, t, 2, 0.7, rng);
+  drive(a, t, 1.5, 0.7, rng);  // shorter than sustained_s
   EXPECT_GT(a.bias_test(), 4.0);
-  EXPECT_GT(a.scale(), 0.1);
-  EXPECT_GE(a.floor(), 0.9e-3);  // ten times where it failed, less what 2 s forget
+  EXPECT_GT(a.scale(), 0.01);  // rising by e every rise_s since the test failed
+  EXPECT_GE(a.floor(), 0.9e-3);  // ten times where it failed, less what it forgot since
   const double floor = a.floor();
   drive(a, t, 5, 0, rng);  // white again: it falls, but only to the floor it remembers
   EXPECT_LT(a.scale(), 0.2);
   EXPECT_GE(a.scale(), 0.9 * floor);
   drive(a, t, 300, 0, rng);  // forgotten over floor_memory_s
   EXPECT_EQ(a.scale(), 1e-4);
+  // a drift that lasts: the model is not this car, the configured noise is the floor, and a
+  // restart (a reset of the model) does not forget it
+  drive(a, t, 4, 0.7, rng);
+  EXPECT_GT(a.floor(), 0.9);
+  a.restart();
+  drive(a, t, 5, 0, rng);
+  EXPECT_GT(a.scale(), 0.8);
 }
 
 TEST(PlantNoiseAdaptation, WithoutFixesItReturnsToTheConfiguredNoise) {
@@ -85,4 +92,26 @@ TEST(PlantNoiseAdaptation, OffItStaysAtOne) {
   double t = 0;
   drive(a, t, 10, 0, rng);
   EXPECT_EQ(a.scale(), 1.0);
+}
+
+TEST(PlantNoiseAdaptation, ADriftOfTheYawGyroAloneRaisesIt) {
+  // A wrong lateral model that the GNSS takes for a heading error shows in the gyro's rows.
+  PlantNoiseAdaptation a(on());
+  std::mt19937 rng(11);
+  std::normal_distribution<double> white(0, 1), drifting(0.5, 1);
+  double t = 0;
+  auto run = [&](double seconds, std::normal_distribution<double>& gyro) {
+    for (int k = 0; k < static_cast<int>(seconds / 0.002 + 0.5); ++k) {
+      t += 0.002;
+      if (k % 10 == 0)
+        for (int r = 0; r < PlantNoiseAdaptation::kGnssRows; ++r) a.observe(r, white(rng), 1.0, t);
+      a.observe(PlantNoiseAdaptation::kGyroRow, gyro(rng), 1.0, t);
+      a.advance(t, 0.002);
+    }
+  };
+  run(10, white);
+  ASSERT_EQ(a.scale(), 1e-4);
+  run(1.5, drifting);
+  EXPECT_GT(a.bias_test(), 4.0);
+  EXPECT_GT(a.scale(), 1e-3);
 }

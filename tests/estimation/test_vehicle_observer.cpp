@@ -279,11 +279,9 @@ TEST(VehicleObserver, VirtualSensorSigmasAreNotOptimisticOnTheLaneChange) {
 TEST(VehicleObserver, AdaptivePlantNoiseMakesTheMatchedLaneChangesFySigmaHonest) {
   auto sc = scenario("vehicle_double_lane_change.json", 8);
   const auto fixed = exp::run_vehicle_experiment(sc, {});
-  auto& a = sc.observer.adaptation;
+  auto& a = sc.observer.adaptation;  // the defaults of docs/configuration.md
   a.on = true;
-  a.min_scale = 1e-4;
-  a.fall_s = 0.25;
-  for (int i : {0, 1}) a.coordinates.push_back(i);  // x, y (observe: x y yaw spins)
+  a.x = 0, a.y = 1, a.yaw_index = 2;  // observe: x y yaw spins; across the heading and yaw
   const auto adapted = exp::run_vehicle_experiment(sc, {});
   const auto& n0 = fixed["consistency"]["output_nees"];
   const auto& n1 = adapted["consistency"]["output_nees"];
@@ -435,14 +433,29 @@ TEST(VehicleObserver, AdaptivePlantNoiseIsReadAndItsCoordinatesChecked) {
   const auto c = read_observer(j);
   EXPECT_TRUE(c.adaptation.on);
   EXPECT_EQ(c.adaptation.min_scale, 0.001);
-  EXPECT_EQ(c.adaptation.coordinates, (std::vector<int>{0, 1}));  // x, y: the first observed
-  j["filter"]["adaptive_plant_noise"]["coordinates"] = {"y", "roll"};
+  // across the heading and yaw by default: x, y, yaw are the first three observed
+  EXPECT_EQ(c.adaptation.x, 0);
+  EXPECT_EQ(c.adaptation.y, 1);
+  EXPECT_EQ(c.adaptation.yaw_index, 2);
+  EXPECT_TRUE(c.adaptation.lateral && c.adaptation.yaw && !c.adaptation.longitudinal);
+  j["filter"]["adaptive_plant_noise"]["axes"] = {"lateral", "roll"};
   try {
     read_observer(j);
-    FAIL() << "a coordinate the filter does not observe was accepted";
+    FAIL() << "an axis that is not one was accepted";
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("/filter/adaptive_plant_noise/coordinates"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("/filter/adaptive_plant_noise/axes"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("roll"), std::string::npos) << e.what();
+  }
+  j["filter"]["adaptive_plant_noise"]["axes"] = {"yaw"};
+  j["filter"]["observe"] = {"x", "y", "spin_fl", "spin_fr", "spin_rl", "spin_rr"};
+  j["filter"]["plant_noise"].erase("yaw");
+  j["filter"]["initial_std"].erase("yaw");
+  j["filter"]["initial_std"].erase("yaw_dot");
+  try {
+    read_observer(j);
+    FAIL() << "yaw's noise adapted while yaw is not observed";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("needs \"yaw\""), std::string::npos) << e.what();
   }
 }
 

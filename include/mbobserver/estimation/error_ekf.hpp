@@ -83,6 +83,12 @@ class ErrorEkf {
   // predictions that follow (1: as configured): the adaptation of the plant noise to what the
   // innovations show of the model (plant_noise_adaptation.hpp).
   void set_accel_noise_scale(int i, double k) { accel_scale_[i] = k; }
+  // The same for a horizontal pair of coordinates (ix, iy) split along a heading psi: their
+  // acceleration noise along (cos psi, sin psi) is multiplied by k_long and across it by
+  // k_lat (the smaller q of the two is what is scaled, so the noise stays positive).
+  void set_planar_noise_scale(int ix, int iy, double psi, double k_long, double k_lat) {
+    planar_ = {ix, iy, psi, k_long, k_lat};
+  }
   double accel_noise_scale(int i) const { return accel_scale_[i]; }
 
   // One scalar measurement: H over the error state, `innovation` = y - h(model), r its noise
@@ -117,6 +123,10 @@ class ErrorEkf {
   VectorXd e_, b_, bt_;
   VectorXd boost_;  // per acceleration error, see set_accel_noise_boost
   VectorXd accel_scale_;  // per observed coordinate, see set_accel_noise_scale
+  struct Planar {
+    int ix = -1, iy = -1;
+    double psi = 0, k_long = 1, k_lat = 1;
+  } planar_;  // see set_planar_noise_scale
   double noise_scale_ = 1;
   bool learn_sensors_ = true;
 };
