@@ -115,6 +115,14 @@ void MbObserver::set_sensor_parameter(int k, double value, double var) {
   }
 }
 
+void MbObserver::set_input_variance(int k, double var) {
+  auto& P = ekf_.covariance();
+  const int i = ekf_.layout().input(k);
+  P.row(i).setZero();
+  P.col(i).setZero();
+  P(i, i) = var;
+}
+
 void MbObserver::initialize(const mb::State& s) {
   s_ = s;
   // What the filter learned of the sensors is kept across a new start of the model: a gyro's

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <tuple>
 
 #include "mbobserver/estimation/vehicle_record.hpp"
 #include "mbobserver/mb/kinematics.hpp"
@@ -70,6 +71,7 @@ VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle,
   wheels_.set_monitor(cfg_.validity.monitor);
   wheel_speeds_.set_monitor(cfg_.validity.monitor);
   results_.reserve(32);
+  restored_input_var_.assign(cfg_.settings.estimated_inputs.size(), -1.0);
 }
 
 void VehicleObserver::physical_kinematics(mb::State& out, Eigen::MatrixXd& P) const {
@@ -111,6 +113,23 @@ void VehicleObserver::physical_kinematics(mb::State& out, Eigen::MatrixXd& P) co
 }
 
 bool VehicleObserver::restore_parameter(std::string_view name, double value, double std, double age_s) {
+  const auto& v = *vehicle_;
+  auto& in = inputs_.inputs();
+  for (auto [slot, key, field] : {std::tuple{v.in.payload_front, "payload_front", &in.payload_front},
+                                  std::tuple{v.in.payload_rear, "payload_rear", &in.payload_rear},
+                                  std::tuple{v.in.slip_stiffness, "slip_stiffness", &in.slip_stiffness},
+                                  std::tuple{v.in.cornering_front, "cornering_front", &in.cornering_front},
+                                  std::tuple{v.in.cornering_rear, "cornering_rear", &in.cornering_rear}}) {
+    const int k = input_index(slot);
+    if (name != key || k < 0) continue;
+    // The model runs on it as on a configured value; the filter's error is about it.
+    const auto K = static_cast<std::size_t>(k);
+    *field = std::clamp(value, cfg_.settings.input_min[K], cfg_.settings.input_max[K]);
+    const double s0 = cfg_.settings.filter.initial_std_p[K];
+    restored_input_var_[K] = std::min(std * std + cfg_.settings.filter.input_rate_noise[K] * age_s, s0 * s0);
+    if (started_) obs_->set_input_variance(k, restored_input_var_[K]);
+    return true;
+  }
   for (std::size_t k = 0; k < parameters_.size(); ++k) {
     const auto& p = parameters_[k];
     if (p.name != name) continue;
@@ -141,6 +160,8 @@ void VehicleObserver::start(const models::VehicleStart& s, double t0) {
   wheels_.align_start(st);
   mb::solve_position(vehicle_->model, st.q, st.u, ws);
   obs_->initialize(st);
+  for (std::size_t k = 0; k < restored_input_var_.size(); ++k)
+    if (restored_input_var_[k] > 0) obs_->set_input_variance(static_cast<int>(k), restored_input_var_[k]);
   sigma_->restart();
   adaptation_.restart();
   apply_adaptation();

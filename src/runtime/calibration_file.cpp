@@ -57,9 +57,12 @@ CalibrationConfig read_calibration_config(const JsonReader* sec) {
     c.carry_over.clear();
     for (const auto& item : co->items()) {
       const std::string p = item.as_string();
-      static const std::vector<std::string> known{"gyro_bias", "accel_bias", "wheel_scale", "gnss_latency"};
+      static const std::vector<std::string> known{"gyro_bias",      "accel_bias", "wheel_scale", "gnss_latency",
+                                                  "slip_stiffness", "cornering",  "payload"};
       if (std::find(known.begin(), known.end(), p) == known.end())
-        item.fail("\"" + p + "\" is not a kind of parameter (gyro_bias, accel_bias, wheel_scale, gnss_latency)");
+        item.fail("\"" + p +
+                  "\" is not a kind of parameter (gyro_bias, accel_bias, wheel_scale, gnss_latency, slip_stiffness, "
+                  "cornering, payload)");
       c.carry_over.push_back(p);
     }
   }

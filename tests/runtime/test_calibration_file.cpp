@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 #include "mbobserver/runtime/calibration_file.hpp"
 #include "mbobserver/runtime/daemon.hpp"
@@ -116,4 +117,49 @@ TEST(CalibrationFile, ALearnedValueStartsTheNextRunWithItsVarianceGrownByItsAge)
   const auto f = calibration_of(obs.step(0.002).calibration, "sha", 5);
   ASSERT_EQ(f.parameters.size(), 5u);  // the gyro z bias and four wheels
   EXPECT_EQ(f.parameters[0].name, "gyro_bias_z");
+}
+
+// The tyres' stiffness scales carry over (by default) and a payload does not (a load changes
+// between trips) unless carry_over names it: a restored scale is the model's value from the
+// next start on, with its variance grown by its age.
+TEST(CalibrationFile, TheTyresStiffnessCarriesOverAndAPayloadOnlyWhenAsked) {
+  const auto dir = scratch("inputs");
+  Calibrated c;
+  auto& set = c.cfg.observer.settings;
+  const auto& v = *c.cfg.vehicle;
+  for (auto [slot, lo, hi, std0] :
+       {std::tuple{v.in.cornering_front, 0.5, 1.5, 0.1}, std::tuple{v.in.payload_rear, -300.0, 1000.0, 100.0}}) {
+    set.estimated_inputs.push_back(slot);
+    set.input_min.push_back(lo);
+    set.input_max.push_back(hi);
+    set.filter.input_rate_noise.push_back(1e-6);
+    set.filter.initial_std_p.push_back(std0);
+  }
+  auto obs = c.observer();
+  write_calibration_file(dir / "cal.json",
+                         {c.cfg.vehicle_sha256, 1000, {{"cornering_front", 0.91, 0.005}, {"payload_rear", 150, 10}}});
+  CalibrationConfig cc;  // the default carry-over: not the payload
+  EXPECT_THAT(restore_calibration(read_calibration_file(dir / "cal.json"), c.cfg.vehicle_sha256, 1000 + 3600, cc, obs),
+              HasSubstr("restored: 1 of 2 parameters"));
+  models::VehicleStart start;
+  start.speed = 10;
+  obs.start(start, 0);
+  const auto& cal = obs.step(0.002).calibration;
+  const auto at = [&](const char* n) {
+    return cal[static_cast<std::size_t>(std::find(kCalibrationNames.begin(), kCalibrationNames.end(), n) -
+                                        kCalibrationNames.begin())];
+  };
+  EXPECT_NEAR(at("cornering_front").value, 0.91, 1e-6);
+  // 1e-6 /s of random walk over an hour parked at parked_rate_scale 0.01, one step of driving
+  EXPECT_NEAR(at("cornering_front").std, std::sqrt(0.005 * 0.005 + 1e-6 * 36), 1e-5);
+  EXPECT_NEAR(at("payload_rear").value, 0.0, 1e-3);
+  EXPECT_NEAR(at("payload_rear").std, 100, 0.01);
+  // asked for, the payload carries over too
+  auto again = c.observer();
+  cc.carry_over.push_back("payload");
+  EXPECT_THAT(
+      restore_calibration(read_calibration_file(dir / "cal.json"), c.cfg.vehicle_sha256, 1000 + 3600, cc, again),
+      HasSubstr("restored: 2 of 2 parameters"));
+  again.start(start, 0);
+  EXPECT_NEAR(again.step(0.002).mass, v.params.total_mass() + 150, 1e-3);
 }

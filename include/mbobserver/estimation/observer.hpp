@@ -143,6 +143,8 @@ class MbObserver {
   // calibration), held in its range; its variance is set to var if var > 0.
   const VectorXd& sensor_parameters() const { return sensor_params_; }
   void set_sensor_parameter(int k, double value, double var = -1);
+  // FE: estimated input k's variance, uncorrelated with the rest (a saved calibration's).
+  void set_input_variance(int k, double var);
 
  private:
   void jacobian_row(const Gradients& g, VectorXd& H);

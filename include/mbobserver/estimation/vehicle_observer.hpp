@@ -115,7 +115,9 @@ class VehicleObserver {
   double parameter_std(int k) const;
   // Starts parameter `name` from a value learned before (a saved calibration) with its 1-sigma,
   // the variance grown by the parameter's random walk over `age_s` (never above its initial
-  // one). False when it does not estimate such a parameter.
+  // one). A sensor parameter at once; a model parameter (a payload, a stiffness scale) from the
+  // next start of the model on, as its configured value. False when it does not estimate such
+  // a parameter.
   bool restore_parameter(std::string_view name, double value, double std, double age_s);
   // The observer's positions and velocities and the covariance of the kinematic error block
   // [z, zd] in physical terms: wheels whose scale is estimated are spun as their Hall sensors
@@ -152,6 +154,7 @@ class VehicleObserver {
   mutable std::vector<int> kin_param_;
   bool started_ = false;
   PlantNoiseAdaptation adaptation_;
+  std::vector<double> restored_input_var_;  // per estimated input: its restored variance, -1 none
   int abs_force_error_ = -1;  // FE index of x when brakes.abs_force_error is on
   bool abs_limiting_ = false;
 

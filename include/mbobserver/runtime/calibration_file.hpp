@@ -39,8 +39,10 @@ struct CalibrationConfig {
   // runs and warms (a gyro's bias, a tyre's radius); at rest they hardly move.
   double parked_rate_scale = 0.01;
   // Which parameters carry over to the next start, by name prefix ("gyro_bias", "accel_bias",
-  // "wheel_scale", "gnss_latency"); a load that changes between trips would not.
-  std::vector<std::string> carry_over{"gyro_bias", "accel_bias", "wheel_scale", "gnss_latency"};
+  // "wheel_scale", "gnss_latency", "slip_stiffness", "cornering", "payload"); a load that
+  // changes between trips does not by default, the tyres' stiffness (wear, season) does.
+  std::vector<std::string> carry_over{"gyro_bias",    "accel_bias",     "wheel_scale",
+                                      "gnss_latency", "slip_stiffness", "cornering"};
 };
 
 // Reads the section; without a "file" key the file is $STATE_DIRECTORY/calibration.json when
