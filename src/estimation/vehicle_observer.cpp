@@ -259,7 +259,16 @@ void VehicleObserver::adapt_plant_noise(double t, double dt) {
     const int row = (kind == SensorKind::gnss_velocity ? 2 : 0) + rows[i].row;
     if (rows[i].row < 2) adaptation_.observe(row, u.innovation, u.variance, t);
   }
-  adaptation_.advance(t, dt);
+  // the tyres' force utilisation of the last record (the model's load and friction)
+  const auto& v = *vehicle_;
+  const double mu_in = obs_->state().u[v.in.mu];
+  double utilisation = 0;
+  for (int w = 0; w < 4; ++w) {
+    const auto& o = out_.wheel[w];
+    const double mu = mu_in > 0 ? mu_in : v.params.axles[w / 2].tyre.mu;
+    if (o.Fz > 0 && mu > 0) utilisation = std::max(utilisation, std::hypot(o.Fx, o.Fy) / (mu * o.Fz));
+  }
+  adaptation_.advance(t, dt, utilisation > cfg_.adaptation.limit_utilisation);
   apply_adaptation();
 }
 

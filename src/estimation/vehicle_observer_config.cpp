@@ -176,6 +176,7 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
     A.floor_gain = a->number_in("floor_gain", 1, 1e6, A.floor_gain);
     A.floor_memory_s = a->positive_up_to("floor_memory_s", 1e6, A.floor_memory_s);
     A.sustained_s = a->positive_up_to("sustained_s", 3600, A.sustained_s);
+    A.limit_utilisation = a->number_in("limit_utilisation", 0.05, 10, A.limit_utilisation);
     a->finish();
   }
   c.settings.correction =

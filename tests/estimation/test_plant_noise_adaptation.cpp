@@ -115,3 +115,17 @@ TEST(PlantNoiseAdaptation, ADriftOfTheYawGyroAloneRaisesIt) {
   EXPECT_GT(a.bias_test(), 4.0);
   EXPECT_GT(a.scale(), 1e-3);
 }
+
+TEST(PlantNoiseAdaptation, ATyreAtItsLimitPutsItBackToTheConfiguredNoise) {
+  // ABS braking: the model's force depends on a friction the innovations cannot check.
+  PlantNoiseAdaptation a(on());
+  std::mt19937 rng(13);
+  double t = 0;
+  drive(a, t, 10, 0, rng);
+  ASSERT_LT(a.scale(), 0.01);
+  t += 0.002;
+  a.advance(t, 0.002, true);
+  EXPECT_EQ(a.scale(), 1.0);
+  drive(a, t, 10, 0, rng);  // back in the tyres' linear range: it falls again (to a floor a
+  EXPECT_LT(a.scale(), 0.01);  // chance failure of the 4-sigma test may have left)
+}

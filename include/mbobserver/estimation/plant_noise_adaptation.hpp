@@ -47,6 +47,10 @@ struct PlantNoiseAdaptationConfig {
   double floor_gain = 10;
   double floor_memory_s = 60;
   double sustained_s = 2;  // a failure this long sets the floor to 1 (see advance)
+  // A tyre whose force is above this share of its friction limit (|F| / (mu Fz)) is where the
+  // model's force depends on a friction the innovations cannot check (ABS braking, a circle at
+  // the limit): lambda is 1 while any tyre is there.
+  double limit_utilisation = 0.7;
 };
 
 class PlantNoiseAdaptation {
@@ -58,8 +62,9 @@ class PlantNoiseAdaptation {
   static constexpr int kRows = 5, kGnssRows = 4, kGyroRow = 4;
   // One row's (0..kRows-1) innovation nu and its variance S at time t.
   void observe(int row, double innovation, double variance, double t);
-  // End of a step at t, dt after the last: lambda moves.
-  void advance(double t, double dt);
+  // End of a step at t, dt after the last: lambda moves. `at_limit`: some tyre is above
+  // limit_utilisation.
+  void advance(double t, double dt, bool at_limit = false);
   double scale() const { return scale_; }
   double floor() const { return floor_; }
   double mean_nis() const { return mean_; }
