@@ -29,9 +29,9 @@ struct WheelSpeedConfig {
   double vehicle_speed_quantum = 0;
   double rolling_radius = 0;  // m, the ECU's; 0: the tyre's unloaded radius
   // m/s (rad/s times the radius) of noise besides the quantisation: an ABS unit's speed is
-  // filtered and its tooth ring's pitch varies. On the production scenarios (3 seeds) 0.01 gave
-  // the snow circle's tyre Fx 13.4 N (its walking-pace start, where 0.03 km/h is a large slip),
-  // 0.03 ABS braking's x 0.0069 m; 0.02 gives 10.9 N and 0.0060 m.
+  // filtered and its tooth ring's pitch varies. On the production scenarios 0.01 gave the snow
+  // circle's tyre Fx 13.4 N (3 seeds; its walking-pace start, where 0.03 km/h is a large slip),
+  // 0.03 ABS braking's x 0.0069 m (2 seeds); 0.02 gives 10.9 N and 0.0060 m (3 seeds).
   double speed_std = 0.02;
   bool use = true, use_vehicle_speed = true;
   double timeout_s = 0.1;
