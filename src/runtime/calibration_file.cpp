@@ -41,6 +41,19 @@ void write_all(int fd, const std::string& text, const std::filesystem::path& pat
 
 }  // namespace
 
+namespace {
+// The kinds of parameter, as the prefixes of their published names.
+const std::vector<std::string> kKinds{"gyro_bias",      "accel_bias", "wheel_scale", "gnss_latency",
+                                      "slip_stiffness", "cornering",  "payload"};
+const std::string kKindList = "gyro_bias, accel_bias, wheel_scale, gnss_latency, slip_stiffness, cornering, payload";
+}  // namespace
+
+double CalibrationConfig::parked_scale_of(const std::string& name) const {
+  for (const auto& [kind, scale] : parked_rate_scale_by_kind)
+    if (name.rfind(kind, 0) == 0) return scale;
+  return parked_rate_scale;
+}
+
 CalibrationConfig read_calibration_config(const JsonReader* sec) {
   CalibrationConfig c;
   if (const char* dir = std::getenv("STATE_DIRECTORY"); dir && *dir) {
@@ -52,17 +65,27 @@ CalibrationConfig read_calibration_config(const JsonReader* sec) {
   if (sec->has("file")) c.file = sec->directory() / sec->string("file");
   c.save_period_s = sec->number_in("save_period_s", 1, 86400, c.save_period_s);
   c.max_age_days = sec->number_in("max_age_days", 0, 36500, c.max_age_days);
-  c.parked_rate_scale = sec->number_in("parked_rate_scale", 0, 1, c.parked_rate_scale);
+  if (auto pr = sec->find("parked_rate_scale"); pr && pr->is_object()) {
+    // {"default": s, "<kind>": s, ...}: one scale per kind of parameter
+    for (const auto& key : pr->keys()) {
+      const double v = pr->number_in(key, 0, 1);
+      if (key == "default")
+        c.parked_rate_scale = v;
+      else if (std::find(kKinds.begin(), kKinds.end(), key) == kKinds.end())
+        pr->at(key).fail("\"" + key + "\" is not a kind of parameter (" + kKindList + ")");
+      else
+        c.parked_rate_scale_by_kind.emplace_back(key, v);
+    }
+    pr->finish();
+  } else {
+    c.parked_rate_scale = sec->number_in("parked_rate_scale", 0, 1, c.parked_rate_scale);
+  }
   if (auto co = sec->find("carry_over")) {
     c.carry_over.clear();
     for (const auto& item : co->items()) {
       const std::string p = item.as_string();
-      static const std::vector<std::string> known{"gyro_bias",      "accel_bias", "wheel_scale", "gnss_latency",
-                                                  "slip_stiffness", "cornering",  "payload"};
-      if (std::find(known.begin(), known.end(), p) == known.end())
-        item.fail("\"" + p +
-                  "\" is not a kind of parameter (gyro_bias, accel_bias, wheel_scale, gnss_latency, slip_stiffness, "
-                  "cornering, payload)");
+      if (std::find(kKinds.begin(), kKinds.end(), p) == kKinds.end())
+        item.fail("\"" + p + "\" is not a kind of parameter (" + kKindList + ")");
       c.carry_over.push_back(p);
     }
   }
@@ -173,7 +196,8 @@ std::string restore_calibration(const CalibrationRead& read, const std::string& 
   for (const auto& p : f.parameters) {
     const bool carries = std::any_of(config.carry_over.begin(), config.carry_over.end(),
                                      [&](const std::string& prefix) { return p.name.rfind(prefix, 0) == 0; });
-    if (carries && observer.restore_parameter(p.name, p.value, p.std, std::max(0.0, age) * config.parked_rate_scale))
+    if (carries &&
+        observer.restore_parameter(p.name, p.value, p.std, std::max(0.0, age) * config.parked_scale_of(p.name)))
       ++restored;
   }
   return "calibration restored: " + std::to_string(restored) + " of " + std::to_string(f.parameters.size()) +

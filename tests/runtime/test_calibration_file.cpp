@@ -163,3 +163,30 @@ TEST(CalibrationFile, TheTyresStiffnessCarriesOverAndAPayloadOnlyWhenAsked) {
   again.start(start, 0);
   EXPECT_NEAR(again.step(0.002).mass, v.params.total_mass() + 150, 1e-3);
 }
+
+// calibration.parked_rate_scale per kind of parameter: a tyre's radius moves less while
+// parked than a gyro's bias at turn-on. A kind that is not one stops the start-up.
+TEST(CalibrationFile, TheParkedRateScaleMayBeGivenPerKindOfParameter) {
+  const auto doc = nlohmann::json::parse(R"({"parked_rate_scale": {"default": 0.02, "wheel_scale": 0.001}})");
+  const JsonReader sec(doc, "cfg.json", "/calibration");
+  const CalibrationConfig cc = read_calibration_config(&sec);
+  EXPECT_EQ(cc.parked_scale_of("wheel_scale_rl"), 0.001);
+  EXPECT_EQ(cc.parked_scale_of("gyro_bias_z"), 0.02);
+  const auto dir = scratch("per-kind");
+  Calibrated c;
+  auto obs = c.observer();
+  write_calibration_file(dir / "cal.json",
+                         {c.cfg.vehicle_sha256, 1000, {{"gyro_bias_z", 0.0123, 1e-4}, {"wheel_scale_rl", 1.01, 1e-4}}});
+  restore_calibration(read_calibration_file(dir / "cal.json"), c.cfg.vehicle_sha256, 1000 + 86400, cc, obs);
+  // a day parked: the gyro bias at 0.02 of its 1e-8 /s, the wheel's scale at 0.001 of 1e-9 /s
+  EXPECT_NEAR(obs.parameter_std(index_of(obs, "gyro_bias_z")), std::sqrt(1e-8 + 1e-8 * 86400 * 0.02), 1e-12);
+  EXPECT_NEAR(obs.parameter_std(index_of(obs, "wheel_scale_rl")), std::sqrt(1e-8 + 1e-9 * 86400 * 0.001), 1e-12);
+  const auto bad = nlohmann::json::parse(R"({"parked_rate_scale": {"tyre": 0.001}})");
+  const JsonReader bad_sec(bad, "cfg.json", "/calibration");
+  try {
+    read_calibration_config(&bad_sec);
+    FAIL() << "an unknown kind was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("/calibration/parked_rate_scale/tyre"));
+  }
+}

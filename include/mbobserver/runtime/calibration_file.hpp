@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mbobserver/core/json_reader.hpp"
@@ -38,6 +39,11 @@ struct CalibrationConfig {
   // (sigma^2 + q age parked_rate_scale): the random walks q model a sensor's wander while it
   // runs and warms (a gyro's bias, a tyre's radius); at rest they hardly move.
   double parked_rate_scale = 0.01;
+  // Per kind of parameter, by name prefix as carry_over ("wheel_scale": a tyre's radius moves
+  // less while parked than a gyro's bias at turn-on): overrides parked_rate_scale.
+  std::vector<std::pair<std::string, double>> parked_rate_scale_by_kind;
+  // The scale for parameter `name`.
+  double parked_scale_of(const std::string& name) const;
   // Which parameters carry over to the next start, by name prefix ("gyro_bias", "accel_bias",
   // "wheel_scale", "gnss_latency", "slip_stiffness", "cornering", "payload"); a load that
   // changes between trips does not by default, the tyres' stiffness (wear, season) does.
