@@ -24,12 +24,14 @@ void PlantNoiseAdaptation::observe(int row, double innovation, double variance, 
   // Exponential means over about window_samples rows; until they have that many, the plain
   // means of those they have (a start holds no memory of a consistent past).
   if (row < kGnssRows) {
-    ++rows_;
-    mean_ += (nis - mean_) / std::min(rows_, kGnssRows * c_.window_samples);
+    // counts stop at the window: beyond it they change nothing (and a daemon's months of rows
+    // would overflow them)
+    rows_ = std::min(rows_ + 1, kGnssRows * c_.window_samples);
+    mean_ += (nis - mean_) / rows_;
   }
   const int per_row = window(row);
-  ++row_n_[row];
-  bias_[row] += (std::copysign(std::sqrt(nis), innovation) - bias_[row]) / std::min(row_n_[row], per_row);
+  row_n_[row] = std::min(row_n_[row] + 1, per_row);
+  bias_[row] += (std::copysign(std::sqrt(nis), innovation) - bias_[row]) / row_n_[row];
   last_row_t_ = t;
 }
 

@@ -33,6 +33,15 @@ void drive(PlantNoiseAdaptation& a, double& t, double seconds, double bias, std:
   }
 }
 
+// An adaptation that has seen `seconds` of white innovations from seed `seed`.
+PlantNoiseAdaptation settled(unsigned seed, double& t, std::mt19937& rng, double seconds = 10) {
+  PlantNoiseAdaptation a(on());
+  rng.seed(seed);
+  t = 0;
+  drive(a, t, seconds, 0, rng);
+  return a;
+}
+
 }  // namespace
 
 TEST(PlantNoiseAdaptation, FallsToItsFloorWhileTheInnovationsAreWhite) {
@@ -47,10 +56,9 @@ TEST(PlantNoiseAdaptation, FallsToItsFloorWhileTheInnovationsAreWhite) {
 }
 
 TEST(PlantNoiseAdaptation, ADriftTheNisMissesRaisesItAndSetsAFloor) {
-  PlantNoiseAdaptation a(on());
-  std::mt19937 rng(3);
+  std::mt19937 rng;
   double t = 0;
-  drive(a, t, 10, 0, rng);
+  auto a = settled(3, t, rng);
   ASSERT_EQ(a.scale(), 1e-4);
   // a bias of 0.7 sigma: the NIS mean 1.5, at the limit, but the means 5 standard errors out
   drive(a, t, 1.5, 0.7, rng);  // shorter than sustained_s
@@ -73,10 +81,9 @@ TEST(PlantNoiseAdaptation, ADriftTheNisMissesRaisesItAndSetsAFloor) {
 }
 
 TEST(PlantNoiseAdaptation, WithoutFixesItReturnsToTheConfiguredNoise) {
-  PlantNoiseAdaptation a(on());
-  std::mt19937 rng(5);
+  std::mt19937 rng;
   double t = 0;
-  drive(a, t, 10, 0, rng);
+  auto a = settled(5, t, rng);
   ASSERT_EQ(a.scale(), 1e-4);
   for (int k = 0; k < 2000; ++k) t += 0.002, a.advance(t, 0.002);  // a 4 s outage
   EXPECT_EQ(a.scale(), 1.0);
@@ -118,10 +125,9 @@ TEST(PlantNoiseAdaptation, ADriftOfTheYawGyroAloneRaisesIt) {
 
 TEST(PlantNoiseAdaptation, ATyreAtItsLimitPutsItBackToTheConfiguredNoise) {
   // ABS braking: the model's force depends on a friction the innovations cannot check.
-  PlantNoiseAdaptation a(on());
-  std::mt19937 rng(13);
+  std::mt19937 rng;
   double t = 0;
-  drive(a, t, 10, 0, rng);
+  auto a = settled(13, t, rng);
   ASSERT_LT(a.scale(), 0.01);
   t += 0.002;
   a.advance(t, 0.002, true);
