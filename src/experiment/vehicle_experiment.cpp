@@ -165,12 +165,39 @@ VehicleScenario realise_scenario(const VehicleScenario& sc, std::uint64_t seed) 
   return out;
 }
 
+void score_at_model_points(const models::Vehicle& truth, const models::Vehicle& model, const mb::State& s,
+                           models::VehicleOutputs& o) {
+  const Eigen::Vector3d ref = model.params.cg_m, whole = model.params.vehicle_cg();
+  if ((ref - truth.params.cg_m).norm() < 1e-9 && (whole - truth.params.vehicle_cg()).norm() < 1e-9) return;
+  const auto p = models::chassis_point_kinematics(truth, s, ref);
+  o.position = p.position;
+  o.velocity = p.velocity;
+  o.velocity_body = p.velocity_body;
+  // vehicle_outputs' speed and sideslip, of the model's whole-vehicle CG as a point of the body
+  const auto g = models::chassis_point_kinematics(truth, s, whole);
+  o.cg_velocity = g.velocity;
+  o.cg_velocity_body = g.velocity_body;
+  const double c = std::cos(o.yaw), sn = std::sin(o.yaw);
+  const double vx = c * g.velocity.x() + sn * g.velocity.y(), vy = -sn * g.velocity.x() + c * g.velocity.y();
+  o.speed = std::hypot(vx, vy);
+  o.sideslip = o.speed > 0.1 ? std::atan2(vy, vx) : 0.0;
+  if (o.speed > 0.1 && vx < 0) o.sideslip = std::atan2(-vy, -vx);
+}
+
 TruthDrive::TruthDrive(const VehicleScenario& sc, std::uint64_t seed)
     : sc_(sc), ws_(sc.truth->model), sim_(*sc.truth, sc.sensors, seed) {
   if (sc.production_bus) bus_.emplace(*sc.truth, *sc.production_bus);
   in_ = models::manoeuvre_inputs(sc.manoeuvre, *sc.truth, o_, driver_, 0, sc.dt);
-  s_ = models::start_vehicle(*sc.truth, ws_, sc.manoeuvre.start, in_);
+  // The start pose is the model's reference point's: the truth's own sprung CG starts where its
+  // body puts it when the model's reference point is there (a payload moved it by cg_x_m).
+  auto start = sc.manoeuvre.start;
+  const Eigen::Vector3d d = sc.model->params.cg_m - sc.truth->params.cg_m;
+  start.x -= std::cos(start.yaw) * d.x() - std::sin(start.yaw) * d.y();
+  start.y -= std::sin(start.yaw) * d.x() + std::cos(start.yaw) * d.y();
+  s_ = models::start_vehicle(*sc.truth, ws_, start, in_);
   models::vehicle_outputs(*sc.truth, s_, o_);
+  scored_ = o_;
+  score_at_model_points(*sc.truth, *sc.model, s_, scored_);
   sim_.start(s_, in_);
 }
 
@@ -182,6 +209,8 @@ void TruthDrive::advance(std::vector<Measurement>& out) {
   if (!r.converged)
     throw std::runtime_error("the truth vehicle failed to converge at t = " + std::to_string(t_) + " s");
   models::vehicle_outputs(*sc_.truth, s_, o_);
+  scored_ = o_;
+  score_at_model_points(*sc_.truth, *sc_.model, s_, scored_);
   const std::size_t first = out.size();
   sim_.sample(t_, s_, in_, out);
   if (bus_) {
@@ -245,14 +274,7 @@ json run_vehicle_experiment(const VehicleScenario& nominal, const RunOptions& op
   double dist = 0, prev_x = truth.outputs().position.x(), prev_y = truth.outputs().position.y();
   long steps = 0;
   std::uint64_t gnss_position_rejected = 0;
-  if (opt.trace) {
-    *opt.trace << "t";
-    for (const auto* qq : q)
-      *opt.trace << "," << qq->name << "_truth," << qq->name << "_model," << qq->name << "_observer";
-    *opt.trace << ",valid,std_x,std_y,std_yaw,std_vx,std_vy,std_sideslip_deg";
-    for (const char* w : {"fl", "fr", "rl", "rr"}) *opt.trace << ",std_tyre_fy_" << w;
-    *opt.trace << "\n";
-  }
+  bool trace_started = false;
 
   while (!truth.done()) {
     meas.clear();
@@ -288,6 +310,34 @@ json run_vehicle_experiment(const VehicleScenario& nominal, const RunOptions& op
       track.err_t.emplace_back(
           t, std::hypot(obs.outputs().position.x() - to.position.x(), obs.outputs().position.y() - to.position.y()));
       track.dist_t.push_back(dist);
+    }
+    // The header at the observer's start, when its record says which parameters it estimates;
+    // rows from there on (every step, before metrics_from too).
+    if (opt.trace && !trace_started && obs.started()) {
+      trace_started = true;
+      *opt.trace << "t";
+      for (const auto* qq : q)
+        *opt.trace << "," << qq->name << "_truth," << qq->name << "_model," << qq->name << "_observer";
+      *opt.trace << ",valid,std_x,std_y,std_yaw,std_vx,std_vy,std_sideslip_deg";
+      for (const char* w : {"fl", "fr", "rl", "rr"}) *opt.trace << ",std_tyre_fy_" << w;
+      // the learned parameters (those the observer estimates), then the step's fault bits
+      for (std::size_t k = 0; k < kCalibrationCount; ++k)
+        if (obs.estimate().calibration[k].estimated)
+          *opt.trace << "," << kCalibrationNames[k] << "," << kCalibrationNames[k] << "_std";
+      *opt.trace << ",faults\n";
+    }
+    if (opt.trace && trace_started) {
+      *opt.trace << t;
+      for (const auto* qq : q)
+        *opt.trace << "," << qq->value(*sc.truth, truth.state(), to) << ","
+                   << qq->value(*sc.model, open.state(), open.outputs()) << ","
+                   << qq->value(*sc.model, obs.state(), obs.outputs());
+      *opt.trace << "," << rec.valid << "," << rec.std_x << "," << rec.std_y << "," << rec.std_yaw << "," << rec.std_vx
+                 << "," << rec.std_vy << "," << rec.std_sideslip_deg;
+      for (double sd : rec.std_tyre_fy) *opt.trace << "," << sd;
+      for (const auto& c : rec.calibration)
+        if (c.estimated) *opt.trace << "," << c.value << "," << c.std;
+      *opt.trace << "," << rec.faults << "\n";
     }
     if (t + 1e-12 < sc.metrics_from) continue;
     const double speed = to.speed;
@@ -325,17 +375,6 @@ json run_vehicle_experiment(const VehicleScenario& nominal, const RunOptions& op
     }
     obs.physical_kinematics(physical, physical_P);  // wheels as their sensors count them
     report.add_coordinates(truth.state(), physical, open.state(), physical_P);
-    if (opt.trace) {
-      *opt.trace << t;
-      for (const auto* qq : q)
-        *opt.trace << "," << qq->value(*sc.truth, truth.state(), to) << ","
-                   << qq->value(*sc.model, open.state(), open.outputs()) << ","
-                   << qq->value(*sc.model, obs.state(), obs.outputs());
-      *opt.trace << "," << rec.valid << "," << rec.std_x << "," << rec.std_y << "," << rec.std_yaw << "," << rec.std_vx
-                 << "," << rec.std_vy << "," << rec.std_sideslip_deg;
-      for (double sd : rec.std_tyre_fy) *opt.trace << "," << sd;
-      *opt.trace << "\n";
-    }
   }
 
   const auto& c = obs.counters();

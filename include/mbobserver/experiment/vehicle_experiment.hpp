@@ -61,7 +61,11 @@ class TruthDrive {
   double t() const { return t_; }
   bool done() const { return t_ + 0.5 * sc_.dt >= sc_.duration; }
   const mb::State& state() const { return s_; }
-  const models::VehicleOutputs& outputs() const { return o_; }
+  // The truth's outputs as the model's are defined: the position and velocity of the body
+  // point that is the model file's reference point (its sprung CG), the speed and sideslip at
+  // the model file's whole-vehicle CG. A truth whose load moved its CG (a payload, cg_x_m) is
+  // scored where the model is, not 0.15 m away along the car (scored_outputs()).
+  const models::VehicleOutputs& outputs() const { return scored_; }
   const models::VehicleInputs& inputs() const { return in_; }
   const SensorSim& sensors() const { return sim_; }
 
@@ -70,12 +74,18 @@ class TruthDrive {
   mb::Workspace ws_;
   mb::State s_;
   models::DriverState driver_{};
-  models::VehicleOutputs o_{};
+  models::VehicleOutputs o_{}, scored_{};
   models::VehicleInputs in_{};
   SensorSim sim_;
   std::optional<ProductionBusSim> bus_;
   double t_ = 0;
 };
+
+// `o` (the truth's own outputs) moved to the model file's points: position and velocity to the
+// body point at the model's sprung CG (its P0), speed and sideslip to the body point at the
+// model's whole-vehicle CG. Identity when both files put them where the truth's are.
+void score_at_model_points(const models::Vehicle& truth, const models::Vehicle& model, const mb::State& s,
+                           models::VehicleOutputs& o);
 
 nlohmann::json run_vehicle_experiment(const VehicleScenario& sc, const RunOptions& options);
 
