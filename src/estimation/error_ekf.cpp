@@ -98,6 +98,25 @@ ErrorEkf::ErrorEkf(int n, const ErrorEkfSettings& s, double dt) : settings_(s), 
   bt_ = VectorXd::Zero(N);
   boost_ = VectorXd::Zero(layout_.forced);
   accel_scale_ = VectorXd::Ones(n);
+  learn_ = VectorXd::Ones(N);
+}
+
+void ErrorEkf::set_learning(int state, bool on) {
+  if (state < layout_.input().offset || state >= layout_.size())
+    throw std::out_of_range("only an estimated input or a sensor parameter can be considered");
+  if ((learn_[state] != 0) == on) return;
+  learn_[state] = on ? 1 : 0;
+  considered_ += on ? -1 : 1;
+}
+
+void ErrorEkf::set_sensor_learning(bool on) {
+  const ErrorBlock s = layout_.sensor();
+  for (int i = s.offset; i < s.end(); ++i) set_learning(i, on);
+}
+
+bool ErrorEkf::sensor_learning() const {
+  const ErrorBlock s = layout_.sensor();
+  return s.size == 0 || learn_.segment(s.offset, s.size).minCoeff() > 0;
 }
 
 void ErrorEkf::predict(const MatrixXd* A21, const MatrixXd* A22, const MatrixXd* B) {
@@ -206,12 +225,10 @@ UpdateResult ErrorEkf::update(const Eigen::Ref<const VectorXd>& H, double innova
   const double g2 = gs * gs;
   u.test_ratio = g2 > 0 ? u.innovation * u.innovation / (g2 * u.variance) : 0;
   if (g2 > 0 && u.test_ratio > 1) return u;  // rejected by the gate
-  const ErrorBlock sensors = layout_.sensor();
-  if (!learn_sensors_ && sensors.size > 0) {
-    // Schmidt 1966: K = bt / S with the sensor rows of b = P H' zeroed; Joseph's form for that
-    // gain, P - K H P - P H' K' + K S K', is P - (bt b' + b bt' - bt bt') / S.
-    bt_ = b_;
-    bt_.segment(sensors.offset, sensors.size).setZero();
+  if (considered_ > 0) {
+    // Schmidt 1966: K = bt / S with the considered rows of b = P H' zeroed; Joseph's form for
+    // that gain, P - K H P - P H' K' + K S K', is P - (bt b' + b bt' - bt bt') / S.
+    bt_ = b_.cwiseProduct(learn_);
     e_ += bt_ * (u.innovation / u.variance);
     P_.noalias() -= (bt_ / u.variance) * b_.transpose();
     P_.noalias() -= (b_ / u.variance) * bt_.transpose();

@@ -102,6 +102,9 @@ MbObserver::MbObserver(const mb::Model& model, std::vector<std::shared_ptr<const
           settings_.sensor_initial[k] <= settings_.sensor_max[k]))
       throw std::invalid_argument("sensor parameters: a starting value outside its range");
   sensor_params_ = Eigen::Map<const VectorXd>(settings_.sensor_initial.data(), static_cast<Eigen::Index>(ns));
+  tracked_value_ = VectorXd::Zero(static_cast<Eigen::Index>(ns));
+  tracked_var_ = VectorXd::Constant(static_cast<Eigen::Index>(ns), -1.0);
+  h_unit_ = VectorXd::Zero(ekf_.size());
 }
 
 void MbObserver::set_sensor_parameter(int k, double value, double var) {
@@ -112,6 +115,41 @@ void MbObserver::set_sensor_parameter(int k, double value, double var) {
     P.row(i).setZero();
     P.col(i).setZero();
     P(i, i) = var;
+  }
+}
+
+void MbObserver::track_sensor_parameter(int k, double value, double var) {
+  if (!(var > 0) || !std::isfinite(value)) return;
+  tracked_value_[k] = std::clamp(value, settings_.sensor_min[k], settings_.sensor_max[k]);
+  tracked_var_[k] = var;
+}
+
+void MbObserver::apply_tracked_parameters() {
+  auto& P = ekf_.covariance();
+  for (int k = 0; k < tracked_var_.size(); ++k) {
+    const double var = tracked_var_[k];
+    if (var < 0) continue;
+    tracked_var_[k] = -1;
+    const int i = ekf_.layout().sensor(k);
+    const double p = P(i, i), delta = tracked_value_[k] - sensor_params_[k];
+    if (!(p > 0)) continue;
+    if (var < p * (1 - 1e-6)) {
+      // posterior (value, var) from the prior (params, p): K = 1 - var / p, nu = delta / K,
+      // r = p (1 - K) / K; the states correlated with it move by P(:, i) / p * delta
+      const double K = 1 - var / p;
+      h_unit_.setZero();
+      h_unit_[i] = 1;
+      const bool was = ekf_.learning(i);
+      ekf_.set_learning(i, true);
+      const double e = ekf_.error()[i];  // 0 right after the prediction
+      ekf_.update(h_unit_, (delta - e) / K + e, p * (1 - K) / K, 0);
+      ekf_.set_learning(i, was);
+    } else {
+      const double f = std::sqrt(var / p);
+      P.row(i) *= f;
+      P.col(i) *= f;
+      sensor_params_[k] = tracked_value_[k];
+    }
   }
 }
 
@@ -318,6 +356,7 @@ ObserverStepReport MbObserver::step(const std::vector<ScalarMeasurement>& measur
     ekf_.predict(&A21_, &A22_, B_.cols() > 0 ? &B_ : nullptr);
   else
     ekf_.predict();
+  apply_tracked_parameters();
   if (results) results->clear();
   // Jacobian rows need R and Rdot at the predicted state.
   const bool kin_ok = mb::factor_kinematics(m_, s_.q, ws_);
@@ -334,6 +373,7 @@ ObserverStepReport MbObserver::step(const std::vector<ScalarMeasurement>& measur
     for (const auto& meas : measurements) {
       const Sensor& sensor = *sensors_.at(meas.sensor);
       grad_.clear(m_.nq, ekf_.sensor_parameters());
+      ctx.lag = meas.lag;
       double h = sensor.measure(ctx, meas.row, &grad_);
       double nu = meas.value - h;
       if (sensor.is_angle(meas.row)) nu = wrap_angle(nu);

@@ -10,7 +10,6 @@
 #include "mbobserver/mb/kinematics.hpp"
 
 namespace mbo::est {
-
 VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle, const VehicleObserverConfig& config,
                                  double dt)
     : vehicle_(std::move(vehicle)),
@@ -22,7 +21,8 @@ VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle,
       wheel_speeds_(cfg_.wheel_speeds, *vehicle_),
       bus_inputs_(cfg_.bus_inputs, *vehicle_),
       dt_(dt),
-      adaptation_(cfg_.adaptation) {
+      adaptation_(cfg_.adaptation),
+      excitation_(cfg_.excitation) {
   const auto& v = *vehicle_;
   // An estimated friction starts from the front tyres' own (input 0 means "the tyres' own",
   // which the estimate's range would otherwise clamp); it then applies to all four tyres.
@@ -72,6 +72,54 @@ VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle,
   wheel_speeds_.set_monitor(cfg_.validity.monitor);
   results_.reserve(32);
   restored_input_var_.assign(cfg_.settings.estimated_inputs.size(), -1.0);
+  // each parameter's state and the motion it needs
+  const auto& L = obs_->filter().layout();
+  for (std::size_t k = 0; k < parameters_.size(); ++k)
+    learned_.push_back({L.sensor(static_cast<int>(k)), excitation_of(parameters_[k].name), true});
+  for (int k = 0; k < L.inputs; ++k) {
+    const int slot = est[static_cast<std::size_t>(k)];
+    const std::string_view name = slot == v.in.payload_front     ? "payload_front"
+                                  : slot == v.in.payload_rear    ? "payload_rear"
+                                  : slot == v.in.slip_stiffness  ? "slip_stiffness"
+                                  : slot == v.in.cornering_front ? "cornering_front"
+                                  : slot == v.in.cornering_rear  ? "cornering_rear"
+                                                                 : "mu";
+    learned_.push_back({L.input(k), excitation_of(name), false});
+  }
+}
+
+void VehicleObserver::correlate_start_with_latency(const models::VehicleStart& st) {
+  // A start placed at a fix carried along the receiver's velocity over the learned latency is
+  // wrong by v dtau wherever the latency is: its position error is the latency's, along the
+  // track, P(r, tau) = v P(tau, tau), P(r, r) += v v' P(tau, tau). Without it a start at speed
+  // with a latency not yet learned (0 +- 0.1 s at 22 m/s: 2.2 m) was as sure as the fix.
+  const int k = gnss_.latency_param();
+  const int jx = obs_->observed_index(vehicle_->x), jy = obs_->observed_index(vehicle_->y);
+  if (k < 0 || jx < 0 || jy < 0 || !cfg_.gnss.use_course || st.speed <= cfg_.gnss.course_min_speed) return;
+  auto& P = obs_->filter().covariance();
+  const auto& L = obs_->filter().layout();
+  const int ix = L.z(jx), iy = L.z(jy), it = L.sensor(k);
+  const double var = P(it, it), ve = st.speed * std::cos(st.yaw), vn = st.speed * std::sin(st.yaw);
+  P(ix, ix) += ve * ve * var;
+  P(iy, iy) += vn * vn * var;
+  P(ix, iy) += ve * vn * var;
+  P(iy, ix) = P(ix, iy);
+  P(ix, it) = P(it, ix) = ve * var;
+  P(iy, it) = P(it, iy) = vn * var;
+}
+
+void VehicleObserver::choose_learning(double dt) {
+  if (learned_.empty()) return;
+  excitation_.update(out_.velocity_body.x(), rec_.a_long, rec_.a_lat, dt);
+  const bool good_fixes = gnss_.good_for_learning();
+  for (const auto& p : learned_)
+    obs_->filter().set_learning(p.state, excitation_.excited(p.rule) && (!p.sensor || good_fixes));
+  // the GNSS latency: considered, never learned by the rows; its estimate and sigma are the
+  // latency estimator's (gnss_latency.hpp)
+  if (const int k = gnss_.latency_param(); k >= 0) {
+    obs_->filter().set_learning(obs_->filter().layout().sensor(k), false);
+    obs_->track_sensor_parameter(k, gnss_.latency(), gnss_.latency_std() * gnss_.latency_std());
+  }
 }
 
 void VehicleObserver::physical_kinematics(mb::State& out, Eigen::MatrixXd& P) const {
@@ -130,6 +178,8 @@ bool VehicleObserver::restore_parameter(std::string_view name, double value, dou
     if (started_) obs_->set_input_variance(k, restored_input_var_[K]);
     return true;
   }
+  // the latency's estimate is its lags' evidence, which the filter's parameter follows
+  if (name == "gnss_latency") return gnss_.restore_latency(value, std);
   for (std::size_t k = 0; k < parameters_.size(); ++k) {
     const auto& p = parameters_[k];
     if (p.name != name) continue;
@@ -165,6 +215,7 @@ void VehicleObserver::start(const models::VehicleStart& s, double t0) {
   sigma_->restart();
   adaptation_.restart();
   apply_adaptation();
+  excitation_.restart();
   started_ = true;
   t_ = t0;
   // what the sources said of the model before says nothing of this one
@@ -294,9 +345,10 @@ void VehicleObserver::reinitialise(double t, std::uint32_t why) {
   st.y = pos_ok ? o.position.y() : 0;
   st.yaw = std::isfinite(o.yaw) ? o.yaw : 0;
   st.speed = std::isfinite(o.velocity_body.x()) ? o.velocity_body.x() : 0;
-  gnss_.pose_from_recent_fix(t, st);
+  const bool from_fix = gnss_.pose_from_recent_fix(t, st);
   try {
     start(st, t);
+    if (from_fix) correlate_start_with_latency(st);
   } catch (const std::exception&) {
     started_ = false;  // wait for the next fix
   }
@@ -324,6 +376,7 @@ const EstimateRecord& VehicleObserver::step(double t) {
     if (auto pose = gnss_.first_fix_pose(t)) {
       try {
         start(*pose, t);
+        correlate_start_with_latency(*pose);
       } catch (const std::exception&) {
         // no static equilibrium found: try again with the next fix
       }
@@ -335,8 +388,9 @@ const EstimateRecord& VehicleObserver::step(double t) {
   gather(t);
   models::set_inputs(*vehicle_, inputs_.inputs(), obs_->state());
   obs_->filter().set_plant_noise_scale(inputs_.guessing(t) ? cfg_.inputs.guess_noise_scale : 1.0);
-  obs_->filter().set_sensor_learning(gnss_.good_for_learning());
+  choose_learning(t - t_);
   auto r = obs_->step(rows_.rows(), &results_);
+  gnss_.record_model(t, obs_->state());
   counters_.newton_iterations += static_cast<std::uint64_t>(r.model_step.iterations);
   account(t);
   adapt_plant_noise(t, t - t_);

@@ -179,6 +179,16 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
     A.limit_utilisation = a->number_in("limit_utilisation", 0.05, 10, A.limit_utilisation);
     a->finish();
   }
+  if (auto x = f.find("excitation")) {
+    // When the motion teaches a parameter (excitation.hpp); {"enabled": false}: always
+    auto& X = c.excitation;
+    X.on = x->boolean("enabled", true);
+    X.min_speed = x->number_in("min_speed", 0, 100, X.min_speed);
+    X.min_accel = x->number_in("min_accel", 0, 100, X.min_accel);
+    X.max_steady_accel = x->number_in("max_steady_accel", 0, 100, X.max_steady_accel);
+    X.time_constant_s = x->positive_up_to("time_constant_s", 60, X.time_constant_s);
+    x->finish();
+  }
   c.settings.correction =
       f.choice("correction", {"position_problem", "velocity_approximation"}, "position_problem") == "position_problem"
           ? Correction::position_problem

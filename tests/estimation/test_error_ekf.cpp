@@ -1,6 +1,7 @@
 // The filter core: Van Loan against the closed form, scalar sequential updates against the
 // batch Kalman update, the gate, and covariance health.
 #include <random>
+#include <stdexcept>
 
 #include <gtest/gtest.h>
 
@@ -384,4 +385,46 @@ TEST(ErrorEkf, AConsideredSensorBlockKeepsItsEstimateAndJosephsCovariance) {
     EXPECT_LT(learning.covariance()(i, i), P(i, i));
   }
   EXPECT_NEAR(considering.covariance()(0, 0), learning.covariance()(0, 0), 1e-15);
+}
+
+// The consider update per parameter (ErrorEkf::set_learning): a considered input keeps its
+// estimate while a learning sensor parameter beside it moves, the covariance is Joseph's form
+// for the gain with only the input's row zeroed, and only parameters can be considered.
+TEST(ErrorEkf, EachParameterCanBeConsideredOnItsOwn) {
+  ErrorEkfSettings s = one_coordinate_with_an_input(0.0, 0.5);
+  s.sensor_rate_noise = {0.0};
+  s.initial_std_s = {0.2};
+  s.gate_sigma = 0;
+  ErrorEkf f(1, s, 0.01);
+  const int n = f.size(), input = f.layout().input().offset, sensor = f.layout().sensor().offset;
+  ASSERT_EQ(n, 5);
+  f.covariance()(0, input) = f.covariance()(input, 0) = 0.02;
+  f.covariance()(0, sensor) = f.covariance()(sensor, 0) = -0.01;
+  EXPECT_THROW(f.set_learning(0, false), std::out_of_range) << "a coordinate always learns";
+  f.set_learning(input, false);
+  EXPECT_FALSE(f.learning(input));
+  EXPECT_TRUE(f.learning(sensor));
+  EXPECT_TRUE(f.sensor_learning());
+  Eigen::VectorXd H = Eigen::VectorXd::Zero(n);
+  H[0] = 1, H[input] = 0.4, H[sensor] = 0.8;
+  const double r = 0.01, y = 0.3;
+  const Eigen::MatrixXd P = f.covariance();
+  ASSERT_TRUE(f.update(H, y, r, 0).accepted);
+  EXPECT_EQ(f.error()[input], 0.0);
+  EXPECT_NE(f.error()[sensor], 0.0);
+  Eigen::VectorXd K = P * H / (H.dot(P * H) + r);
+  K[input] = 0;
+  const Eigen::MatrixXd IKH = Eigen::MatrixXd::Identity(n, n) - K * H.transpose();
+  const Eigen::MatrixXd joseph = IKH * P * IKH.transpose() + K * r * K.transpose();
+  EXPECT_LT((f.covariance() - joseph).cwiseAbs().maxCoeff(), 1e-15);
+  EXPECT_DOUBLE_EQ(f.covariance()(input, input), P(input, input)) << "its variance does not collapse";
+  // learning again: the plain update
+  f.set_learning(input, true);
+  f.set_sensor_learning(false);
+  EXPECT_FALSE(f.sensor_learning());
+  EXPECT_TRUE(f.learning(input));
+  f.reset_error();
+  ASSERT_TRUE(f.update(H, y, r, 0).accepted);
+  EXPECT_NE(f.error()[input], 0.0);
+  EXPECT_EQ(f.error()[sensor], 0.0);
 }

@@ -30,7 +30,8 @@ Eigen::Matrix3d mounting() {
       .toRotationMatrix();
 }
 
-void check_gradients(const mb::Model& m, const Sensor& s) {
+// `lag`: the sample's age the context gives (the GNSS models add their latency to it).
+void check_gradients(const mb::Model& m, const Sensor& s, double lag = -1) {
   std::srand(5);
   VectorXd x = m.x0, xd = VectorXd::Zero(x.size()), xdd = VectorXd::Zero(x.size());
   x.head(m.nq) += 0.1 * VectorXd::Random(m.nq);
@@ -39,7 +40,7 @@ void check_gradients(const mb::Model& m, const Sensor& s) {
   for (int row = 0; row < s.rows(); ++row) {
     Gradients g;
     g.clear(m.nq);
-    s.measure({m, x, xd, xdd}, row, &g);
+    s.measure({m, x, xd, xdd, nullptr, lag}, row, &g);
     auto dense = [&](const SparseGradient& sg) {
       VectorXd v = VectorXd::Zero(m.nq);
       for (int i = 0; i < sg.n; ++i) v[sg.slot[i]] += sg.value[i];
@@ -52,9 +53,9 @@ void check_gradients(const mb::Model& m, const Sensor& s) {
         const double h = 1e-6;
         VectorXd save = *vars[w];
         (*vars[w])[i] += h;
-        double p = s.measure({m, x, xd, xdd}, row, nullptr);
+        double p = s.measure({m, x, xd, xdd, nullptr, lag}, row, nullptr);
         (*vars[w])[i] -= 2 * h;
-        double q = s.measure({m, x, xd, xdd}, row, nullptr);
+        double q = s.measure({m, x, xd, xdd, nullptr, lag}, row, nullptr);
         *vars[w] = save;
         double fd = (s.is_angle(row) ? wrap_angle(p - q) : p - q) / (2 * h);
         EXPECT_NEAR(a[w][i], fd, 1e-6 * (1 + std::abs(fd)))
@@ -71,6 +72,29 @@ TEST(VehicleSensors, GnssGradientsMatchFiniteDifferences) {
   check_gradients(s.m, GnssPositionSensor(antenna, false, s.origin));
   check_gradients(s.m, GnssVelocitySensor(antenna));
   check_gradients(s.m, GnssCourseSensor(antenna));
+}
+
+// A fix fused at its own time: a latency and the sample's age at the step, r - L v + L^2/2 a
+// (the second-order term: 4.5 cm for 0.1 s in a 9 m/s^2 stop).
+TEST(VehicleSensors, GnssGradientsWithALagMatchFiniteDifferences) {
+  ChassisSetup s;
+  auto antenna = s.f.point(s.origin, {-0.5, 0.3, 1.2});
+  for (double age : {0.0, 0.0013}) {
+    check_gradients(s.m, GnssPositionSensor(antenna, false, s.origin, 0.1), age);
+    check_gradients(s.m, GnssVelocitySensor(antenna, 0.1), age);
+    check_gradients(s.m, GnssCourseSensor(antenna, -1, 0.1), age);
+  }
+  // the prediction is the trajectory's second-order Taylor step back over the whole lag
+  VectorXd x = s.m.x0, xd = VectorXd::Zero(x.size()), xdd = VectorXd::Zero(x.size());
+  xd.head(s.m.nq).setRandom();
+  xdd.head(s.m.nq).setRandom();
+  const GnssPositionSensor p(antenna, false, s.origin, 0.1);
+  const double L = 0.1 + 0.0013;
+  const Eigen::Vector3d r = mb::evaluate(antenna, x, 3), v = mb::evaluate(antenna, xd, 3),
+                        a = mb::evaluate(antenna, xdd, 3);
+  for (int row = 0; row < 3; ++row)
+    EXPECT_NEAR(p.measure({s.m, x, xd, xdd, nullptr, 0.0013}, row, nullptr), r[row] - L * v[row] + 0.5 * L * L * a[row],
+                1e-12);
 }
 
 TEST(VehicleSensors, ImuGradientsMatchFiniteDifferences) {

@@ -96,12 +96,16 @@ class ErrorEkf {
   // `gate_sigma` < 0 uses the settings' gate; 0 disables it for this measurement.
   UpdateResult update(const Eigen::Ref<const VectorXd>& H, double innovation, double r, double gate_sigma = -1);
 
-  // Schmidt's "consider" update (Schmidt 1966): while off, measurements leave the estimates of
-  // the sensor block (biases, wheel scales, latency) where they are (their gain is zero) and
-  // keep its covariance and correlations exact for that suboptimal gain, so the parameters
-  // learn only from data good enough to learn from (VehicleObserver decides when).
-  void set_sensor_learning(bool on) { learn_sensors_ = on; }
-  bool sensor_learning() const { return learn_sensors_; }
+  // Schmidt's "consider" update (Schmidt 1966): while a parameter (an estimated input, layout()
+  // .input(k), or a sensor parameter, layout().sensor(k)) is not learning, measurements leave
+  // its estimate where it is (its gain is zero) and keep its covariance and correlations exact
+  // for that suboptimal gain, so it learns only from data and motion that can teach it
+  // (VehicleObserver decides when: good fixes, an exciting manoeuvre).
+  void set_learning(int state, bool on);
+  bool learning(int state) const { return learn_[state] != 0; }
+  // The whole sensor block at once.
+  void set_sensor_learning(bool on);
+  bool sensor_learning() const;
 
   // After the model has been corrected with error(): the error is zero again.
   void reset_error() { e_.setZero(); }
@@ -128,7 +132,8 @@ class ErrorEkf {
     double psi = 0, k_long = 1, k_lat = 1;
   } planar_;  // see set_planar_noise_scale
   double noise_scale_ = 1;
-  bool learn_sensors_ = true;
+  VectorXd learn_;  // per state: 1 learns, 0 is considered (only parameters are ever 0)
+  int considered_ = 0;  // how many are 0
 };
 
 // Van Loan's method (Sinigaglia 2016 eqs. (121)-(123)): the discrete plant noise W_k of

@@ -79,6 +79,7 @@ struct ScalarMeasurement {
   double value = 0;
   double variance = 0;
   double gate_sigma = -1;  // < 0: the filter's gate
+  double lag = -1;  // s: the sample's age at the step's time (its sensor adds its latency); < 0: none
 };
 
 struct ObserverStepReport {
@@ -143,11 +144,18 @@ class MbObserver {
   // calibration), held in its range; its variance is set to var if var > 0.
   const VectorXd& sensor_parameters() const { return sensor_params_; }
   void set_sensor_parameter(int k, double value, double var = -1);
+  // A parameter another estimator keeps (the GNSS latency), which the filter only considers:
+  // its value and variance in the next step. Where the estimator knows more than the filter, a
+  // scalar update on the parameter with the gain and innovation that give exactly that mean and
+  // variance moves the states correlated with it (a start placed with the old latency, along
+  // the track); where it knows less, the row and column are scaled (correlations kept).
+  void track_sensor_parameter(int k, double value, double var);
   // FE: estimated input k's variance, uncorrelated with the rest (a saved calibration's).
   void set_input_variance(int k, double var);
 
  private:
   void jacobian_row(const Gradients& g, VectorXd& H);
+  void apply_tracked_parameters();
   bool uses_jacobians() const { return ekf_.force_error() && settings_.jacobian_period > 0 && jacobians_trusted_; }
   void correct(ObserverStepReport& r);
   void apply_input_error(int k);
@@ -168,6 +176,8 @@ class MbObserver {
   Gradients grad_;
   VectorXd input_error_, input_base_;
   VectorXd sensor_params_, tmp_s_;
+  VectorXd tracked_value_, tracked_var_;  // per sensor parameter: pending, var < 0 none
+  VectorXd h_unit_;
   long steps_ = 0;
   bool jacobians_trusted_ = false;  // the first pair has nothing to be compared with
 };

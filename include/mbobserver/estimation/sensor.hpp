@@ -52,6 +52,9 @@ struct MeasureContext {
   const VectorXd& xd;
   const VectorXd& xdd;
   const VectorXd* params = nullptr;
+  // How long before the model's time the sample was received (its age when the step fuses it),
+  // s; a sensor with a latency adds it. < 0: none given.
+  double lag = -1;
   // Parameter k's value, or `fallback` when it is not estimated (k < 0).
   double param(int k, double fallback) const { return k >= 0 && params ? (*params)[k] : fallback; }
 };

@@ -25,6 +25,7 @@
 #include "mbobserver/estimation/aiding/model_inputs.hpp"
 #include "mbobserver/estimation/aiding/wheel_hall.hpp"
 #include "mbobserver/estimation/aiding/wheel_speed.hpp"
+#include "mbobserver/estimation/excitation.hpp"
 #include "mbobserver/estimation/observer.hpp"
 #include "mbobserver/estimation/output_sigma.hpp"
 #include "mbobserver/estimation/plant_noise_adaptation.hpp"
@@ -57,6 +58,7 @@ struct VehicleObserverConfig {
   aiding::WheelSpeedConfig wheel_speeds;  // a production bus's wheel speeds
   aiding::BusInputsConfig bus_inputs;  // its steering-wheel angle, engine torque, master pressure
   PlantNoiseAdaptationConfig adaptation;  // filter.adaptive_plant_noise
+  ExcitationConfig excitation;  // filter.excitation: when the motion teaches a parameter
 };
 
 // Reads the "observer" section for `vehicle` (observed coordinates by name: x y z yaw pitch
@@ -128,6 +130,11 @@ class VehicleObserver {
  private:
   // The chassis's plant noise follows the GNSS innovations (plant_noise_adaptation.hpp).
   void adapt_plant_noise(double t, double dt);
+  // Which parameters learn this step (excitation.hpp; the sensor parameters also need good
+  // fixes) and which are only considered.
+  void choose_learning(double dt);
+  // After a start placed at a fix: its position error is the learned latency's (along the track).
+  void correlate_start_with_latency(const models::VehicleStart& st);
   void apply_adaptation();
   void gather(double t);
   void account(double t);
@@ -154,6 +161,13 @@ class VehicleObserver {
   mutable std::vector<int> kin_param_;
   bool started_ = false;
   PlantNoiseAdaptation adaptation_;
+  ExcitationMonitor excitation_;
+  struct LearnedState {
+    int state;  // in the error state
+    Excitation rule;
+    bool sensor;  // a sensor parameter (learns from good fixes only)
+  };
+  std::vector<LearnedState> learned_;
   std::vector<double> restored_input_var_;  // per estimated input: its restored variance, -1 none
   int abs_force_error_ = -1;  // FE index of x when brakes.abs_force_error is on
   bool abs_limiting_ = false;

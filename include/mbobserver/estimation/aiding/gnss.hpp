@@ -12,6 +12,7 @@
 
 #include "mbobserver/core/json_reader.hpp"
 #include "mbobserver/estimation/aiding/aiding.hpp"
+#include "mbobserver/estimation/aiding/gnss_latency.hpp"
 #include "mbobserver/models/vehicle.hpp"
 
 namespace mbo::est::aiding {
@@ -34,14 +35,19 @@ struct GnssConfig {
   // where the one before and the receiver's velocity put it): one multipath fix at start-up
   // does not place the car.
   int start_fixes = 3;
-  // The latency estimated from latency_s on (off unless configured): a fix and the velocity
-  // describe the car latency ago, which the rows account for to first order (h = r - latency v,
-  // v - latency a); its error shows along the track whenever the speed or the heading changes.
-  EstimateConfig latency{false, 0.05, 1e-6, 0, 0.5};
+  // A fix and the velocity describe the car latency_s before their receive stamp, and the
+  // stamp is up to a step before the step that fuses them: each row's lag is the sample's age
+  // + the latency, h = r - lag v + lag^2/2 a, v - lag a. The latency is learned from latency_s
+  // on when `estimate_latency` is configured (gnss_latency.hpp).
+  bool estimate_latency = false;
+  LatencyEstimatorConfig latency;
   // The sensor parameters (biases, wheel scales, latency) learn only while the fixes are live
   // and their sigma in use is at most this (m): a metre-class receiver's error, correlated over
   // tens of seconds, would otherwise be learned as a scale or a bias with confidence.
   double learn_max_std = 0.3;
+  // ... and while the latency in use is known to this (s, 1-sigma): a fix 0.1 s late, read as
+  // the car's now, teaches a wheel scale 0.3 % wrong after a pull-away to 14 m/s.
+  double learn_max_latency_std = 0.005;
   bool origin_from_first_fix = true;
   double lat0 = 0, lon0 = 0, alt0 = 0;
 };
@@ -56,8 +62,10 @@ class GnssAiding {
 
   GnssAiding(const GnssConfig& config, const models::Vehicle& vehicle);
 
-  // The latency it estimates, if configured (call before add_models).
+  // The latency it learns, if configured (call before add_models): a parameter the filter
+  // considers, set from the latency estimator every step.
   void declare_parameters(SensorParameters& list);
+  int latency_param() const { return latency_param_; }
   // The measurement models of gnss_position, gnss_velocity and gnss_course.
   void add_models(SensorModels& models) const;
 
@@ -69,11 +77,20 @@ class GnssAiding {
   // Before the observer starts: the pose of the newest usable fix at t (the ENU origin is set
   // from it when so configured), or nothing yet.
   std::optional<models::VehicleStart> first_fix_pose(double t);
-  // A re-initialisation at t: the pose of the last fix, if it is recent, replaces `st`'s.
-  void pose_from_recent_fix(double t, models::VehicleStart& st) const;
+  // A re-initialisation at t: the pose of the last fix, if it is recent, replaces `st`'s
+  // (true then).
+  bool pose_from_recent_fix(double t, models::VehicleStart& st) const;
 
   // The rows of the samples received up to t.
   void gather(double t, MeasurementRows& rows);
+  // After a step to t: the model's antenna velocity there (the latency estimator's history).
+  void record_model(double t, const mb::State& s);
+  // The latency in use (configured or learned) and its 1-sigma (0 when configured).
+  double latency() const { return cfg_.estimate_latency ? latency_.value() : cfg_.latency_s; }
+  double latency_std() const { return cfg_.estimate_latency ? latency_.std() : 0.0; }
+  bool estimates_latency() const { return cfg_.estimate_latency; }
+  // Starts the learned latency from a saved calibration (false when it is not learned).
+  bool restore_latency(double value, double std);
   // What the filter did with one of this unit's rows at time t.
   void account(const ScalarMeasurement& m, const UpdateResult& u, double t);
   // After a step whose model and filter stayed healthy: true when a position row has been
@@ -99,14 +116,20 @@ class GnssAiding {
   const SourceHealth& health(SensorKind kind) const { return health_[index_of(kind)]; }
   bool position_timed_out() const { return health(SensorKind::gnss_position).timed_out(); }
   bool velocity_timed_out() const { return health(SensorKind::gnss_velocity).timed_out(); }
-  // Fixes good enough for the sensor parameters to learn from (GnssConfig::learn_max_std).
-  bool good_for_learning() const { return !position_timed_out() && position_std() <= cfg_.learn_max_std; }
+  // Fixes good enough for the sensor parameters to learn from (GnssConfig::learn_max_std,
+  // learn_max_latency_std).
+  bool good_for_learning() const {
+    return !position_timed_out() && position_std() <= cfg_.learn_max_std && latency_std() <= cfg_.learn_max_latency_std;
+  }
   const GnssConfig& config() const { return cfg_; }
   const GeographicLib::LocalCartesian& geodesy() const { return enu_; }
 
  private:
   // The chassis reference point behind the antenna's lever arm at heading `yaw`.
   void place_chassis(double e, double n, double yaw, models::VehicleStart& st) const;
+  // A fix taken at `stamp` moved to time t along the receiver's velocity (speed, course): where
+  // the antenna is at t rather than latency + (t - stamp) before.
+  void carry_fix(double stamp, double t, double speed, double course, double& e, double& n) const;
 
   GnssConfig cfg_;
   const models::Vehicle& vehicle_;
@@ -124,6 +147,11 @@ class GnssAiding {
   int accepted_fixes_ = 0;
   // gnss_position, gnss_velocity, gnss_course (the first three SensorKinds)
   std::array<SourceHealth, 3> health_;
+  mb::LinearVec antenna_;  // the antenna as a point of the model
+  VelocityHistory history_;  // the model's antenna velocity over the last second
+  LatencyEstimator latency_;
+  std::array<double, 3> pending_{};  // the last velocity sample (stamp, east, north) not yet judged
+  bool has_pending_ = false;
   int latency_param_ = -1;
 };
 

@@ -13,8 +13,9 @@ namespace mbo::est {
 // correcting the chassis position only.
 class GnssPositionSensor final : public Sensor {
  public:
-  // `latency`: the fix describes where the antenna was that long before it was received;
-  // the model's antenna is moved back by latency * velocity (first order).
+  // `latency`: the fix describes where the antenna was that long before it was received, and
+  // the sample's age at the step (MeasureContext::lag) adds to it: the model's antenna is moved
+  // back by L v - L^2/2 a over the whole lag L.
   GnssPositionSensor(mb::LinearVec antenna, bool chassis_only, mb::LinearVec chassis_origin, double latency = 0)
       : antenna_(std::move(antenna)),
         origin_(std::move(chassis_origin)),
