@@ -152,8 +152,18 @@ void differentiate_forces_velocity(const Model& m, const State& s, Workspace& ws
     u = base + h;
     applied_forces(m, d.q0, d.qd0, ws, d);
     u = base;
-    d.dQ = ws.forces.Q - d.Q0;  // a mass input's weight is in Q; its inertia -dM qdd is not:
-    for (const auto& p : m.mass_parameters)
+    d.dQ = ws.forces.Q - d.Q0;
+    bool mass_input = false;
+    for (const auto& p : m.mass_parameters) mass_input = mass_input || p.input == d.inputs[k];
+    if (mass_input && d.persistent_mass_inputs) {
+      // A load's weight moves the static wheel loads through the travels, which the model's own
+      // state carries after the load changes; as an instant force on the chassis it starts a
+      // heave and pitch transient that B, held for a period and fused as persistent, would
+      // read as a lasting push along x (a matched car's loads came out front -356 kg, rear
+      // +537 kg +- 23 kg on the mixed drive). What lasts is its inertia, -dM qdd.
+      d.dQ.setZero();
+    }
+    for (const auto& p : m.mass_parameters)  // Q holds a mass input's weight; its inertia -dM qdd:
       if (p.input == d.inputs[k])
         for (std::size_t e = 0; e < m.mass.size(); ++e)
           d.dQ[m.mass[e].row] -= h * p.mass_values[e] * s.qdd[m.mass[e].col];

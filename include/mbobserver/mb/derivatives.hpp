@@ -36,6 +36,9 @@ struct AccelerationDerivatives {
   std::vector<int> columns, inputs;
   DerivativeTerms terms;
   int period;
+  // With `forces`: a mass input's column holds its inertia only, not its weight (the lasting
+  // effect of a load on the accelerations: derivatives.cpp). False: both, the instant response.
+  bool persistent_mass_inputs = true;
 
   // The latest complete set (columns x columns, columns x inputs), valid once
   // differentiate_accelerations() has returned true.
