@@ -5,7 +5,6 @@
 namespace mbo::est {
 
 Excitation excitation_of(std::string_view p) {
-  if (p.starts_with("wheel_scale")) return Excitation::steady_rolling;
   if (p.starts_with("payload") || p == "slip_stiffness") return Excitation::longitudinal;
   if (p.starts_with("cornering")) return Excitation::lateral;
   return Excitation::always;
@@ -28,8 +27,6 @@ bool ExcitationMonitor::excited(Excitation e) const {
   if (!c_.on || e == Excitation::always) return true;
   if (!started_ || std::abs(speed_) < c_.min_speed) return false;
   switch (e) {
-    case Excitation::steady_rolling:
-      return std::abs(a_long_) <= c_.max_steady_accel;
     case Excitation::longitudinal:
       return std::abs(a_long_) >= c_.min_accel;
     case Excitation::lateral:

@@ -485,7 +485,7 @@ void VehicleObserver::fill_record(double t) {
   geo.Reverse(rec_.x, rec_.y, rec_.z, rec_.lat, rec_.lon, rec_.alt);
   rec_.origin_lat = geo.LatitudeOrigin(), rec_.origin_lon = geo.LongitudeOrigin(), rec_.origin_alt = geo.HeightOrigin();
   auto source = [](bool fused, const aiding::SourceHealth& h) {
-    return SourceState{fused, h.timed_out(), h.consistent(), h.nis()};
+    return SourceState{fused, h.timed_out(), h.consistent(), h.nis(), {h.bias(0), h.bias(1)}};
   };
   SourcesState src;
   src.gnss_position = source(cfg_.gnss.use_position, gnss_.health(SensorKind::gnss_position));

@@ -185,7 +185,6 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
     X.on = x->boolean("enabled", true);
     X.min_speed = x->number_in("min_speed", 0, 100, X.min_speed);
     X.min_accel = x->number_in("min_accel", 0, 100, X.min_accel);
-    X.max_steady_accel = x->number_in("max_steady_accel", 0, 100, X.max_steady_accel);
     X.time_constant_s = x->positive_up_to("time_constant_s", 60, X.time_constant_s);
     x->finish();
   }
@@ -214,6 +213,8 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
                 ")");
     M.rejections = static_cast<int>(v->integer("rejections", 1, 1000, M.rejections));
     M.settle_samples = static_cast<int>(v->integer("settle_samples", 0, 100000, M.settle_samples));
+    M.bias_time_constant_s = v->positive_up_to("bias_time_constant_s", 3600, M.bias_time_constant_s);
+    M.bias_sigma = v->number_in("bias_sigma", 1, 1000, M.bias_sigma);
     v->finish();
   }
   if (auto in = sec.find("inputs")) c.inputs = aiding::read_inputs_config(*in);

@@ -11,31 +11,28 @@ TEST(Excitation, EachKindOfParameterHasItsRule) {
   EXPECT_EQ(excitation_of("gyro_bias_z"), Excitation::always);
   EXPECT_EQ(excitation_of("accel_bias_x"), Excitation::always);
   EXPECT_EQ(excitation_of("mu"), Excitation::always);
-  EXPECT_EQ(excitation_of("wheel_scale_rl"), Excitation::steady_rolling);
+  EXPECT_EQ(excitation_of("wheel_scale_rl"), Excitation::always);
   EXPECT_EQ(excitation_of("payload_front"), Excitation::longitudinal);
   EXPECT_EQ(excitation_of("slip_stiffness"), Excitation::longitudinal);
   EXPECT_EQ(excitation_of("cornering_rear"), Excitation::lateral);
 }
 
 TEST(Excitation, TheMotionDecidesAfterItsLowPass) {
-  ExcitationMonitor m;  // min_speed 3, min_accel 1, max_steady_accel 1, 0.2 s
+  ExcitationMonitor m;  // min_speed 3, min_accel 1, 0.2 s
   m.update(0.5, 0, 0, 0.002);  // standing: only `always`
   EXPECT_TRUE(m.excited(Excitation::always));
-  for (auto e : {Excitation::steady_rolling, Excitation::longitudinal, Excitation::lateral}) EXPECT_FALSE(m.excited(e));
+  for (auto e : {Excitation::longitudinal, Excitation::lateral}) EXPECT_FALSE(m.excited(e));
   // cruising at 20 m/s
   for (int k = 0; k < 1000; ++k) m.update(20, 0.1, 0.2, 0.002);
-  EXPECT_TRUE(m.excited(Excitation::steady_rolling));
   EXPECT_FALSE(m.excited(Excitation::longitudinal));
   EXPECT_FALSE(m.excited(Excitation::lateral));
   // a single step of braking is vibration, not a manoeuvre
   m.update(20, -6, 0, 0.002);
-  EXPECT_TRUE(m.excited(Excitation::steady_rolling));
   EXPECT_FALSE(m.excited(Excitation::longitudinal));
   // braking for a second (5 time constants), then cornering
   for (int k = 0; k < 500; ++k) m.update(20, -6, 0, 0.002);
   EXPECT_NEAR(m.a_long(), -6, 0.1);
   EXPECT_TRUE(m.excited(Excitation::longitudinal));
-  EXPECT_FALSE(m.excited(Excitation::steady_rolling));
   for (int k = 0; k < 500; ++k) m.update(15, 0, -4, 0.002);
   EXPECT_TRUE(m.excited(Excitation::lateral));
   EXPECT_FALSE(m.excited(Excitation::longitudinal));

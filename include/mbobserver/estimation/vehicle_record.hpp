@@ -33,6 +33,9 @@ void record_uncertainty(const ErrorEkf& filter, const ObservedChassis& c, int fr
 struct SourceState {
   bool fused = false, lost = false, consistent = true;
   double nis = 0;  // the monitor's filtered NIS (1 when consistent)
+  // rows 0 and 1 (east and north; the course's in 0): their innovations' bias, in the row's unit
+  // (RowMonitor::bias), 0 when none shows
+  double bias[2] = {0, 0};
   bool bad() const { return fused && (lost || !consistent); }
 };
 

@@ -28,6 +28,13 @@ void RowMonitor::update(const UpdateResult& u, double t, const MonitorConfig& c)
   last_t_ = t;
   sampled_ = true;
   if (u.accepted) {
+    const double d =
+        last_accepted_t_ < 0 ? 0.0 : std::exp(-std::max(0.0, t - last_accepted_t_) / c.bias_time_constant_s);
+    last_accepted_t_ = t;
+    w_ = d * w_ + 1;
+    w2_ = d * d * w2_ + 1;
+    w_nu_ = d * w_nu_ + u.innovation;
+    w_s_ = d * w_s_ + u.variance;
     rejected_ = 0;
     rejected_since_ = -1;
     ++accepted_;
@@ -35,6 +42,13 @@ void RowMonitor::update(const UpdateResult& u, double t, const MonitorConfig& c)
     accepted_ = 0;
     if (rejected_++ == 0) rejected_since_ = t;
   }
+}
+
+double RowMonitor::bias(const MonitorConfig& c) const {
+  if (w_ <= 1) return 0;
+  // the weighted mean of n samples of variance S has variance S sum(w^2) / sum(w)^2
+  const double mean = w_nu_ / w_, se = std::sqrt(w_s_ / w_ * w2_) / w_;
+  return std::abs(mean) > c.bias_sigma * se ? std::abs(mean) : 0.0;
 }
 
 void SourceHealth::account(int row, const UpdateResult& u, double t) {

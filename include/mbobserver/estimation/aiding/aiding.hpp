@@ -83,6 +83,11 @@ struct MonitorConfig {
   // After a reset, a row that has a sample is not consistent before this many in a row are
   // accepted (the reset state's transient is not yet seen).
   int settle_samples = 5;
+  // A row's accepted innovations averaged over this (exponential, s): a mean further than
+  // bias_sigma of its own standard errors from zero is a bias the filter does not remove (a
+  // model that is not its car), published in the sigma of what the row measures.
+  double bias_time_constant_s = 2;
+  double bias_sigma = 3;
 };
 
 // The consistency of one measurement row (PX4's innovation test, with memory): a low-pass of
@@ -94,6 +99,10 @@ class RowMonitor {
   double nis() const { return nis_; }
   int rejected_in_a_row() const { return rejected_; }
   double rejected_since() const { return rejected_since_; }  // -1: the last one was accepted
+  // The mean of the accepted innovations over bias_time_constant_s where it is further than
+  // bias_sigma standard errors from zero (the innovation's variance S over the samples'
+  // effective count), else 0; in the row's unit.
+  double bias(const MonitorConfig& c) const;
   bool consistent(const MonitorConfig& c) const {
     return nis_ <= c.nis_limit && rejected_ < c.rejections && (!sampled_ || accepted_ >= c.settle_samples);
   }
@@ -107,6 +116,8 @@ class RowMonitor {
 
  private:
   double nis_ = 0, last_t_ = -1, rejected_since_ = -1;
+  // exponentially weighted sums of the accepted innovations: weights, their squares, w nu, w S
+  double w_ = 0, w2_ = 0, w_nu_ = 0, w_s_ = 0, last_accepted_t_ = -1;
   int rejected_ = 0, accepted_ = 0;
   bool sampled_ = false;
 };
@@ -133,6 +144,8 @@ class SourceHealth {
   bool consistent() const { return published_.consistent; }
   // The largest filtered NIS over the rows (1 for a consistent filter).
   double nis() const { return published_.nis; }
+  // Row r's innovation bias (RowMonitor::bias), in its unit.
+  double bias(int r) const { return rows_[r].bias(monitor_); }
   const RowMonitor& row(int r) const { return rows_[r]; }
   // After a reset of the model: the rows' history says nothing of the new state.
   void restart_monitor();
