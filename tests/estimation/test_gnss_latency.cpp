@@ -4,6 +4,8 @@
 // velocity does not change. The misfit is taken across the path: a lag shows where it turns.
 #include <cmath>
 #include <random>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -21,8 +23,9 @@ void velocity(double t, double& ve, double& vn) {
 }
 
 // Runs `seconds` of it at 2 ms steps with a receiver at `rate_hz`, latency `tau`, noise sigma_v.
+// `heading_error`: the model's velocity turned by this (rad), as a gyro bias not yet learned turns it.
 LatencyEstimator drive(double tau, double sigma_v, unsigned seed, double seconds, const LatencyEstimatorConfig& c,
-                       double rate_hz = 10) {
+                       double rate_hz = 10, double heading_error = 0) {
   LatencyEstimator est(c);
   VelocityHistory h(1024);
   std::mt19937_64 rng(seed);
@@ -33,7 +36,8 @@ LatencyEstimator drive(double tau, double sigma_v, unsigned seed, double seconds
     const double t = k * dt;
     double ve, vn;
     velocity(t, ve, vn);
-    h.push(t, ve, vn);
+    const double ce = std::cos(heading_error), se = std::sin(heading_error);
+    h.push(t, ce * ve - se * vn, se * ve + ce * vn);
     if (t + 1e-9 >= next) {
       next += period;
       velocity(t - tau, ve, vn);
@@ -71,6 +75,41 @@ TEST(GnssLatency, FindsTheLatencyWhereThePathTurns) {
     EXPECT_LT(est.std(), 0.004) << tau;
     EXPECT_GT(est.std(), 1e-4) << tau;
   }
+}
+
+// A heading error of the model is the same misfit across the path at every lag. Turning one way
+// it is also what a lag gives (0.02 rad at 0.24 rad/s is 0.083 s), so the estimate must not
+// claim one; turning both ways tells them apart (a lag's misfit changes sign with the turn).
+TEST(GnssLatency, AHeadingErrorIsNotALag) {
+  LatencyEstimatorConfig c;
+  c.velocity_std = 0.1;
+  LatencyEstimator est(c);
+  VelocityHistory h(1024);
+  std::mt19937_64 rng(9);
+  std::normal_distribution<double> noise(0, 0.1);
+  const double tau = 0.1, heading_error = 0.02, speed = 10, dt = 0.002;
+  double psi = 0;
+  auto turn = [&](double rate, double seconds, double t0) {
+    std::vector<std::pair<double, double>> psis;  // (t, psi) of the truth, for the lagged samples
+    for (int k = 0; k * dt < seconds; ++k) {
+      const double t = t0 + k * dt;
+      psi += rate * dt;
+      psis.emplace_back(t, psi);
+      const double m = psi + heading_error;  // the model's heading
+      h.push(t, speed * std::cos(m), speed * std::sin(m));
+      if (k % 50 == 0 && static_cast<double>(psis.size()) * dt > 1) {
+        const double lagged = psis[psis.size() - 1 - static_cast<std::size_t>(tau / dt)].second;
+        est.observe(t, speed * std::cos(lagged) + noise(rng), speed * std::sin(lagged) + noise(rng), h);
+      }
+    }
+  };
+  turn(0.24, 60, 0);  // left only
+  const double one_way = est.value(), one_way_std = est.std();
+  EXPECT_TRUE(std::abs(one_way - tau) < 3 * one_way_std || one_way_std > 0.02)
+      << "one way: " << one_way << " +- " << one_way_std;
+  turn(-0.24, 60, 60);  // then right
+  EXPECT_NEAR(est.value(), tau, 3 * est.std()) << "both ways";
+  EXPECT_LT(est.std(), 0.005);
 }
 
 // Its 1-sigma is what the estimates' spread over seeds is (NEES near 1).

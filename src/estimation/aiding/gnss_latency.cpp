@@ -4,6 +4,12 @@
 #include <cmath>
 
 namespace mbo::est::aiding {
+namespace {
+
+// rad: the prior 1-sigma of the model's heading error the latency is fitted with
+constexpr double kHeadingStd = 0.05;
+
+}  // namespace
 
 VelocityHistory::VelocityHistory(int capacity) : ring_(static_cast<std::size_t>(std::max(capacity, 2))) {}
 
@@ -39,6 +45,7 @@ bool VelocityHistory::at(double t, double& ve, double& vn) const {
 LatencyEstimator::LatencyEstimator(const LatencyEstimatorConfig& c) : c_(c) {
   const int n = std::max(3, static_cast<int>(std::floor((c_.max - c_.min) / c_.resolution + 1e-9)) + 1);
   data_.assign(static_cast<std::size_t>(n), 0.0);
+  rv_.assign(static_cast<std::size_t>(n), 0.0);
   prior_.assign(static_cast<std::size_t>(n), 0.0);
   restore(c_.initial, c_.initial_std);
 }
@@ -51,6 +58,8 @@ void LatencyEstimator::restore(double value, double std) {
     prior_[j] = d * d;
   }
   std::fill(data_.begin(), data_.end(), 0.0);
+  std::fill(rv_.begin(), rv_.end(), 0.0);
+  vv_ = 0;
   weight_ = 0;
   value_ = centre;
   std_ = s0;
@@ -64,7 +73,7 @@ void LatencyEstimator::observe(double ts, double ve, double vn, const VelocityHi
   if (!model.at(ts - c_.max, me, mn) || !model.at(ts - c_.min, me, mn)) return;
   const double fade = last_t_ >= 0 && ts > last_t_ ? std::exp(-(ts - last_t_) / c_.memory_s) : 1.0;
   last_t_ = ts;
-  const double inv_var = 1 / (c_.velocity_std * c_.velocity_std);
+  const double inv_var = 1 / (c_.velocity_std * c_.velocity_std), g = std::hypot(ve, vn);
   for (std::size_t j = 0; j < data_.size(); ++j) {
     model.at(ts - (c_.min + static_cast<double>(j) * c_.resolution), me, mn);
     // the misfit across the model's path, g x m / |m|: where the car turns (a heading the gyro
@@ -74,7 +83,9 @@ void LatencyEstimator::observe(double ts, double ve, double vn, const VelocityHi
     const double m = std::hypot(me, mn);
     const double across = m > 0 ? (ve * mn - vn * me) / m : 0.0;
     data_[j] = fade * data_[j] + across * across * inv_var;
+    rv_[j] = fade * rv_[j] + across * g * inv_var;
   }
+  vv_ = fade * vv_ + g * g * inv_var;
   weight_ = fade * weight_ + 1;
   estimate();
 }
@@ -84,9 +95,16 @@ void LatencyEstimator::estimate() {
   const double h = c_.resolution;
   // Residuals larger than the receiver's noise (the model's own velocity error) would make the
   // estimate too sure: the data term is scaled by its reduced chi-square where that is above 1.
-  const double min_data = *std::min_element(data_.begin(), data_.end());
+  // A heading error of the model is a misfit |g| dpsi across the path at every lag; in a turn
+  // it is also what a lag of dpsi / yaw rate would give, but the same in left and right turns,
+  // where a lag's misfit changes sign. It is fitted with the lag and taken out of each lag's
+  // sum (prior 1-sigma kHeadingStd): J_j = rr_j - rv_j^2 / (vv + 1 / sigma^2). Without it a
+  // 0.5 deg/s gyro bias not yet learned made a lane change's latency 0.067 +- 0.005 s (truth 0).
+  auto data = [&](std::size_t j) { return data_[j] - rv_[j] * rv_[j] / (vv_ + 1 / (kHeadingStd * kHeadingStd)); };
+  double min_data = data(0);
+  for (std::size_t j = 1; j < n; ++j) min_data = std::min(min_data, data(j));
   const double scale = weight_ > 0 ? std::max(1.0, min_data / weight_) : 1.0;
-  auto J = [&](std::size_t j) { return data_[j] / scale + prior_[j]; };
+  auto J = [&](std::size_t j) { return data(j) / scale + prior_[j]; };
   std::size_t best = 0;
   for (std::size_t j = 1; j < n; ++j)
     if (J(j) < J(best)) best = j;

@@ -76,7 +76,10 @@ class LatencyEstimator {
  private:
   void estimate();
   LatencyEstimatorConfig c_;
-  std::vector<double> data_;  // sum of w |r|^2 / sigma_v^2 per lag
+  // per lag: sum of w r^2 / sigma_v^2 and of w r |g| / sigma_v^2 (r the misfit across the
+  // path); and sum of w |g|^2 / sigma_v^2 (a heading error's share, the same at every lag)
+  std::vector<double> data_, rv_;
+  double vv_ = 0;
   std::vector<double> prior_;  // (tau_j - tau_0)^2 / sigma_0^2
   double value_ = 0, std_ = 0, last_t_ = -1, weight_ = 0;
 };
