@@ -28,9 +28,39 @@ using Eigen::VectorXd;
 
 const char* const kScenarios[] = {"vehicle_double_lane_change.json", "vehicle_circle.json", "vehicle_braking.json"};
 
-void BM_VehicleObserverStep(benchmark::State& state) {
+// What the observer can learn (issue 18, "Speed"), by block: the sensor parameters (gyro
+// biases, wheel scales, the GNSS latency), the payloads, the tyres' stiffness scales, and all
+// of them, with the excitation gating.
+const char* const kSensorBlock = R"("imu": {"estimate_gyro_bias": {}}, "wheels": {"estimate_scale": {}},
+  "gnss": {"estimate_latency": {}})";
+const char* const kPayloads = R"("payload_front": {"initial_std": 150, "plant_noise": 1},
+  "payload_rear": {"initial_std": 150, "plant_noise": 1})";
+const char* const kStiffness = R"("cornering_front": {"initial_std": 0.1, "plant_noise": 1e-6},
+  "cornering_rear": {"initial_std": 0.1, "plant_noise": 1e-6}, "slip_stiffness": {"initial_std": 0.1, "plant_noise": 1e-6})";
+const char* const kBlocks[] = {"all", "sensor parameters", "payloads", "stiffness scales"};
+
+nlohmann::json learning_patch(int block) {
+  const std::string sensors = kSensorBlock, loads = kPayloads, stiffness = kStiffness;
+  auto inputs = [](const std::string& list) {
+    return R"("filter": {"force_error": {"estimate_inputs": {)" + list + "}}}";
+  };
+  switch (block) {
+    case 1:
+      return nlohmann::json::parse("{" + sensors + "}");
+    case 2:
+      return nlohmann::json::parse("{" + inputs(loads) + "}");
+    case 3:
+      return nlohmann::json::parse("{" + inputs(stiffness) + "}");
+    default:
+      return nlohmann::json::parse("{" + sensors + ", " + inputs(loads + ", " + stiffness) + "}");
+  }
+}
+
+std::string learning_;  // the label of the block learned
+
+void observer_step(benchmark::State& state, const nlohmann::json* patch) {
   const std::string name = kScenarios[state.range(0)];
-  auto sc = exp::load_vehicle_scenario(std::string(MBO_SOURCE_DIR) + "/scenarios/" + name);
+  auto sc = exp::load_vehicle_scenario(std::string(MBO_SOURCE_DIR) + "/scenarios/" + name, patch);
   sc.duration = std::min(sc.duration, 8.0);
   // the sensor samples of every step, from the truth drive
   std::vector<std::vector<Measurement>> samples;
@@ -85,7 +115,17 @@ void BM_VehicleObserverStep(benchmark::State& state) {
   for (double w : wall) mean += w;
   state.counters["RTF"] = sc.dt * 1e6 / (mean / wall.size());
   state.counters["allocs_per_step"] = counted ? double(allocations) / counted : 0;
-  state.SetLabel(name + " (" + sc.observer.filter_type + ", " + std::to_string(wall.size()) + " steps)");
+  state.SetLabel(name + " (" + sc.observer.filter_type + (patch ? ", learning " + learning_ : std::string()) + ", " +
+                 std::to_string(wall.size()) + " steps)");
+}
+
+void BM_VehicleObserverStep(benchmark::State& state) { observer_step(state, nullptr); }
+
+// range(0): the scenario; range(1): the block learned (kBlocks).
+void BM_VehicleObserverStepLearning(benchmark::State& state) {
+  const auto patch = learning_patch(static_cast<int>(state.range(1)));
+  learning_ = kBlocks[state.range(1)];
+  observer_step(state, &patch);
 }
 
 const char* const kFourbarFilters[] = {"errorEKF", "errorEKF-FE"};
@@ -182,3 +222,8 @@ void BM_FourbarExperiment20Runs(benchmark::State& state) {
 BENCHMARK(BM_FourbarObserverStep)->DenseRange(0, 1)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_FourbarExperiment20Runs)->DenseRange(0, 1)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_VehicleObserverStep)->DenseRange(0, 2)->Unit(benchmark::kMillisecond)->Iterations(2);
+BENCHMARK(BM_VehicleObserverStepLearning)
+    ->ArgsProduct({{0, 1, 2}, {0}})
+    ->ArgsProduct({{0}, {1, 2, 3}})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(2);
