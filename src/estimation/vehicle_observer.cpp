@@ -10,6 +10,7 @@
 #include "mbobserver/mb/kinematics.hpp"
 
 namespace mbo::est {
+
 VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle, const VehicleObserverConfig& config,
                                  double dt)
     : vehicle_(std::move(vehicle)),
