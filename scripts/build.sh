@@ -12,7 +12,7 @@ case "$kind" in
     cmake --build build -j"$jobs" ;;
   asan)
     cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-      -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g" \
+      -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" \
       -DMBO_SANITIZE=ON -DMBO_BUILD_BENCH=OFF >/dev/null
     cmake --build build-asan -j"$jobs" ;;
   *) echo "usage: scripts/build.sh [release|asan]" >&2; exit 2 ;;

@@ -16,8 +16,22 @@ constexpr double kTyreLoadModelSigma = 20;  // N
 constexpr double kTravelModelSigma = 0.4e-3;  // m
 }  // namespace
 
-OutputSigma::OutputSigma(const models::Vehicle& vehicle, const MbObserver& observer) : v_(vehicle) {
+OutputSigma::OutputSigma(const models::Vehicle& vehicle, const MbObserver& observer,
+                         const std::array<double, 2>& payload_std_kg)
+    : v_(vehicle), payload_prior_(payload_std_kg) {
   columns_ = observer.filter().size();
+  const auto& p = vehicle.params;
+  const std::array<double, 2> point_x{p.payload_front().x(), p.payload_rear().x()};
+  const std::array<int, 2> input{vehicle.in.payload_front, vehicle.in.payload_rear};
+  const auto& estimated = observer.settings().estimated_inputs;
+  for (int k = 0; k < 2; ++k) {
+    // lever rule between the axles: the share of the point's weight on the front axle
+    const double front = (point_x[k] - p.axles[1].x_m) / p.wheelbase();
+    for (int w = 0; w < 4; ++w) load_per_kg_[w][k] = p.gravity_mps2 * (w < 2 ? front : 1 - front) / 2;
+    for (std::size_t i = 0; i < estimated.size(); ++i)
+      if (input[k] >= 0 && estimated[i] == input[k])
+        payload_entry_[k] = observer.layout().input().offset + static_cast<int>(i);
+  }
   J_ = Eigen::MatrixXd::Zero(kOutputs, columns_);
   JP_ = Eigen::MatrixXd::Zero(kOutputs, columns_);
   y0_ = Eigen::VectorXd::Zero(kOutputs);
@@ -90,9 +104,14 @@ void OutputSigma::update(const MbObserver& obs, const models::VehicleOutputs& ba
   var_ = JP_.cwiseProduct(J_).rowwise().sum();
   auto sd = [&](int i) { return taken_ < columns_ ? -1.0 : std::sqrt(std::max(var_[i], 0.0)); };
   auto with_floor = [](double sigma, double model) { return sigma < 0 ? sigma : std::hypot(sigma, model); };
+  std::array<double, 2> payload_sd{};
+  for (int k = 0; k < 2; ++k)
+    payload_sd[k] =
+        payload_entry_[k] < 0 ? payload_prior_[k] : std::sqrt(std::max(P(payload_entry_[k], payload_entry_[k]), 0.0));
   for (int w = 0; w < 4; ++w) {
-    r.std_tyre_fx[w] = sd(w), r.std_tyre_fy[w] = sd(4 + w),
-    r.std_tyre_fz[w] = with_floor(sd(8 + w), kTyreLoadModelSigma);
+    const double load_model =
+        std::hypot(kTyreLoadModelSigma, load_per_kg_[w][0] * payload_sd[0], load_per_kg_[w][1] * payload_sd[1]);
+    r.std_tyre_fx[w] = sd(w), r.std_tyre_fy[w] = sd(4 + w), r.std_tyre_fz[w] = with_floor(sd(8 + w), load_model);
     r.std_slip_ratio[w] = sd(12 + w), r.std_slip_angle_deg[w] = sd(16 + w);
     r.std_suspension_travel[w] = with_floor(sd(20 + w), kTravelModelSigma), r.std_wheel_spin_angle[w] = sd(24 + w);
     r.std_wheel_speed[w] = sd(28 + w);

@@ -202,6 +202,11 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
     c.validity.max_position_std = v->positive_up_to("max_position_std", 1e4, c.validity.max_position_std);
     c.validity.max_yaw_std = v->positive_up_to("max_yaw_std_deg", 180, c.validity.max_yaw_std / kDeg) * kDeg;
     c.validity.max_velocity_std = v->positive_up_to("max_velocity_std", 1e3, c.validity.max_velocity_std);
+    if (v->has("payload_std_kg")) {
+      const auto p = v->numbers_in("payload_std_kg", 2, 0, 1e5);
+      c.validity.payload_std_kg = {p[0], p[1]};
+    }
+    c.validity.max_tyre_load_std = v->positive_up_to("max_tyre_load_std", 1e6, c.validity.max_tyre_load_std);
     auto& M = c.validity.monitor;
     M.nis_time_constant_s = v->positive_up_to("nis_time_constant_s", 3600, M.nis_time_constant_s);
     M.nis_limit = v->positive_up_to("nis_limit", 1e6, M.nis_limit);

@@ -109,6 +109,8 @@ void record_validity(const ValidityConfig& V, const SourcesState& s, EstimateRec
   v.attitude = !s.accelerometers.bad();
   v.virtual_sensors =
       v.velocity && v.heading && !s.wheels.bad() && s.inputs_plausible && !(r.faults & kFaultInputTimeout);
+  v.tyre_loads = v.virtual_sensors;
+  for (double sd : r.std_tyre_fz) v.tyre_loads = v.tyre_loads && sd >= 0 && sd < V.max_tyre_load_std;
   const bool gnss_lost =
       (s.gnss_position.fused && s.gnss_position.lost) || (s.gnss_velocity.fused && s.gnss_velocity.lost);
   r.valid = !gnss_lost && v.position && v.heading && v.velocity && v.attitude && v.virtual_sensors &&

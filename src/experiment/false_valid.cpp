@@ -51,7 +51,13 @@ std::vector<ValidityOutput> make() {
        [](const EstimateRecord& r, std::size_t) { return r.std_sideslip_deg; }},
       {"tyre_fx", "virtual_sensors", per_wheel("tyre_fx"), {}, kTyreForceBound_N, virtual_flag, nullptr},
       {"tyre_fy", "virtual_sensors", per_wheel("tyre_fy"), {}, kTyreForceBound_N, virtual_flag, nullptr},
-      {"tyre_fz", "virtual_sensors", per_wheel("tyre_fz"), {}, kTyreForceBound_N, virtual_flag, nullptr},
+      {"tyre_fz",
+       "tyre_loads",
+       per_wheel("tyre_fz"),
+       {},
+       kTyreForceBound_N,
+       [](const Validity& v) { return v.tyre_loads; },
+       nullptr},
   };
 }
 

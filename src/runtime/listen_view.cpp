@@ -120,16 +120,17 @@ struct PerWheel {
   const char* key;
   const char* old_key;  // estimate/1's name, or nullptr
   int prec;
+  const char* validity;  // health.validity key that covers it
 };
 constexpr std::array<PerWheel, 8> kPerWheel = {{
-    {"tyre Fx", "N", "tyre_fx", nullptr, 1},
-    {"tyre Fy", "N", "tyre_fy", nullptr, 1},
-    {"tyre Fz", "N", "tyre_fz", nullptr, 1},
-    {"slip ratio", "1", "slip_ratio", nullptr, 4},
-    {"slip angle", "deg", "slip_angle_deg", nullptr, 3},
-    {"travel", "m", "suspension_travel", nullptr, 4},
-    {"wheel speed", "rad/s", "wheel_speed", nullptr, 2},
-    {"spin angle", "rad", "wheel_spin_angle", "wheel_angle", 2},
+    {"tyre Fx", "N", "tyre_fx", nullptr, 1, "virtual_sensors"},
+    {"tyre Fy", "N", "tyre_fy", nullptr, 1, "virtual_sensors"},
+    {"tyre Fz", "N", "tyre_fz", nullptr, 1, "tyre_loads"},
+    {"slip ratio", "1", "slip_ratio", nullptr, 4, "virtual_sensors"},
+    {"slip angle", "deg", "slip_angle_deg", nullptr, 3, "virtual_sensors"},
+    {"travel", "m", "suspension_travel", nullptr, 4, "virtual_sensors"},
+    {"wheel speed", "rad/s", "wheel_speed", nullptr, 2, "virtual_sensors"},
+    {"spin angle", "rad", "wheel_spin_angle", "wheel_angle", 2, "virtual_sensors"},
 }};
 
 std::string scalar_cell(const json& e, const Scalar& s) {
@@ -156,6 +157,8 @@ void header(const WatchInput& in, std::vector<std::string>& out) {
     out.push_back("live");
 }
 
+constexpr std::size_t kWidth = 104;  // listen_view.hpp: the lines' widest
+
 void estimate_block(const json& e, double age_s, std::vector<std::string>& out) {
   const json* schema = at(&e, {"schema"});
   out.push_back(fmt("ESTIMATE  seq %s   t %.3f s   received %.1f s ago   %s", count(at(&e, {"seq"})).c_str(),
@@ -163,8 +166,14 @@ void estimate_block(const json& e, double age_s, std::vector<std::string>& out) 
                     schema && schema->is_string() ? schema->get<std::string>().c_str() : ""));
   std::string validity = fmt("valid %s  ", truth(at(&e, {"health", "valid"}), false) ? "YES" : "NO");
   if (const json* v = at(&e, {"health", "validity"}); v && v->is_object())
-    for (const auto& [k, b] : v->items())
-      validity += fmt("  %s %s", k.c_str(), b.is_boolean() && b.get<bool>() ? "ok" : "INVALID!");
+    for (const auto& [k, b] : v->items()) {
+      const std::string item = fmt("  %s %s", k.c_str(), b.is_boolean() && b.get<bool>() ? "ok" : "INVALID!");
+      if (validity.size() + item.size() > kWidth) {  // the flags go on below, under the first
+        out.push_back(validity);
+        validity = std::string(10, ' ');
+      }
+      validity += item;
+    }
   out.push_back(validity);
   std::string faults = "faults";
   if (const json* f = at(&e, {"health", "faults"}); f && f->is_array() && !f->empty()) {
@@ -184,7 +193,6 @@ void estimate_block(const json& e, double age_s, std::vector<std::string>& out) 
                       number(at(o, {"lon"})).value_or(NAN), number(at(o, {"alt"})).value_or(NAN)));
   out.emplace_back();
 
-  const bool virtual_invalid = !truth(at(&e, {"health", "validity", "virtual_sensors"}), true);
   out.push_back(fmt("%-19s%9s%10s  %9s%10s  %9s%10s  %9s%10s", "VIRTUAL SENSORS", "fl", "1-sigma", "fr", "1-sigma",
                     "rl", "1-sigma", "rr", "1-sigma"));
   for (const auto& w : kPerWheel) {
@@ -192,8 +200,9 @@ void estimate_block(const json& e, double age_s, std::vector<std::string>& out) 
     if (!values && w.old_key) values = at(&e, {"virtual", w.old_key});
     const json* sigmas = at(&e, {"std", w.key});
     std::string line = fmt(" %-11s %-6s", w.label, w.unit);
+    const bool invalid = !truth(at(&e, {"health", "validity", w.validity}), true);
     for (std::size_t i = 0; i < kWheels.size(); ++i)
-      line += value_sigma(number(index(values, i)), number(index(sigmas, i)), 9, w.prec, 1, virtual_invalid, 7);
+      line += value_sigma(number(index(values, i)), number(index(sigmas, i)), 9, w.prec, 1, invalid, 7);
     out.push_back(line);
   }
   out.push_back(" " + scalar_cell(e, kVirtualScalars[0]) + "  " + scalar_cell(e, kVirtualScalars[1]));

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "alloc_count.hpp"
+#include "mbobserver/estimation/vehicle_record.hpp"
 #include "mbobserver/experiment/vehicle_experiment.hpp"
 #include "mbobserver/mb/dynamics.hpp"
 #include "mbobserver/mb/kinematics.hpp"
@@ -260,6 +261,8 @@ TEST(VehicleObserver, EstimatesTheSnowFrictionOnceTheTyresReachTheirLimit) {
 // dynamics outside the error state gave them a sigma of 1e-7 N; now a model error is added).
 TEST(VehicleObserver, VirtualSensorSigmasAreNotOptimisticOnTheLaneChange) {
   auto sc = scenario("vehicle_double_lane_change.json", 8);
+  // the truth is the vehicle file, load included: the loads' sigma without a payload prior
+  sc.observer.validity.payload_std_kg = {0, 0};
   const auto rep = exp::run_vehicle_experiment(sc, {});
   const auto& nees = rep["consistency"]["output_nees"];
   for (const char* q : {"tyre_fz_fl", "tyre_fz_fr", "tyre_fz_rl", "tyre_fz_rr", "tyre_fy_fl", "tyre_fx_fl",
@@ -269,6 +272,50 @@ TEST(VehicleObserver, VirtualSensorSigmasAreNotOptimisticOnTheLaneChange) {
   }
   // and the loads' sigma is not a mere bound of convenience: their errors fill it in part
   EXPECT_GT(nees["tyre_fz_fl"].get<double>(), 0.05);
+}
+
+// validity.tyre_loads: the virtual sensors' flag and every wheel's load sigma under the bound.
+TEST(VehicleObserver, TyreLoadsAreValidOnlyWithEveryLoadsSigmaUnderTheBound) {
+  est::ValidityConfig V;
+  V.max_tyre_load_std = 125;
+  auto flag = [&](PerWheel sd, double std_vx) {
+    EstimateRecord r;
+    r.std_x = r.std_y = 0.01, r.std_yaw = 0.001, r.std_vx = std_vx, r.std_vy = 0.01;
+    r.std_tyre_fz = sd;
+    est::record_validity(V, est::SourcesState{}, r);
+    return r.validity.tyre_loads;
+  };
+  EXPECT_TRUE(flag({100, 100, 120, 124}, 0.01));
+  EXPECT_FALSE(flag({100, 100, 126, 100}, 0.01));
+  EXPECT_FALSE(flag({100, -1, 100, 100}, 0.01));  // a sigma not known yet
+  EXPECT_FALSE(flag({100, 100, 100, 100}, 1.0));  // velocity, and with it the virtual sensors, invalid
+}
+
+// A car heavier than its vehicle file (200 kg at its CG: about 490 N more on each tyre): the
+// observer cannot see the load in the tyre loads it publishes, so only their sigma can say it.
+// With the load the file gives taken as known, tyre_loads was set while Fz was more than 500 N
+// off on most steps; with the payload prior (40 kg front, 80 kg rear: sigma 129-398 N per
+// wheel) it is never set. 200 kg is 2.5 sigma of that prior, and the front loads' NEES says so:
+// 894 -> 21 (Fz FL off by 598 N RMSE).
+TEST(VehicleObserver, TyreLoadsOfACarHeavierThanItsFileAreNotFlaggedValid) {
+  auto sc = scenario("robustness/sedan_dlc_heavier.json", 4);
+  sc.observer.validity.payload_std_kg = {0, 0};
+  const auto known = exp::run_vehicle_experiment(sc, {});
+  sc.observer.validity.payload_std_kg = {40, 80};  // the default
+  const auto prior = exp::run_vehicle_experiment(sc, {});
+  const double fv_known = known["false_valid"]["rate"]["tyre_fz"].get<double>();
+  const double fv_prior = prior["false_valid"]["rate"]["tyre_fz"].get<double>();
+  EXPECT_GT(fv_known, 0.5);
+  EXPECT_EQ(fv_prior, 0.0);
+  // the other outputs' flags do not move with it
+  EXPECT_EQ(known["false_valid"]["rate"]["position"], prior["false_valid"]["rate"]["position"]);
+  EXPECT_GT(known["consistency"]["output_nees"]["tyre_fz_fl"].get<double>(), 100.0);
+  EXPECT_LT(prior["consistency"]["output_nees"]["tyre_fz_fl"].get<double>(),
+            0.05 * known["consistency"]["output_nees"]["tyre_fz_fl"].get<double>());
+  std::cout << "tyre Fz false-valid " << fv_known << " -> " << fv_prior << "; Fz FL NEES "
+            << known["consistency"]["output_nees"]["tyre_fz_fl"] << " -> "
+            << prior["consistency"]["output_nees"]["tyre_fz_fl"] << "; Fz FL RMSE "
+            << rmse(prior, "observer", "tyre_fz_fl") << " N\n";
 }
 
 // filter.adaptive_plant_noise (plant_noise_adaptation.hpp): on the car that is its vehicle
@@ -457,6 +504,27 @@ TEST(VehicleObserver, AdaptivePlantNoiseIsReadAndItsCoordinatesChecked) {
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("needs \"yaw\""), std::string::npos) << e.what();
   }
+}
+
+TEST(VehicleObserver, PayloadPriorAndTyreLoadBoundAreReadAndChecked) {
+  auto j = observer_section("mbobserver.json");
+  const auto defaults = read_observer(j);
+  EXPECT_EQ(defaults.validity.payload_std_kg, (std::array<double, 2>{40, 80}));
+  EXPECT_EQ(defaults.validity.max_tyre_load_std, 125);
+  j["validity"]["payload_std_kg"] = {0, 150};
+  j["validity"]["max_tyre_load_std"] = 200;
+  const auto c = read_observer(j);
+  EXPECT_EQ(c.validity.payload_std_kg, (std::array<double, 2>{0, 150}));
+  EXPECT_EQ(c.validity.max_tyre_load_std, 200);
+  j["validity"]["payload_std_kg"] = {10};
+  try {
+    read_observer(j);
+    FAIL() << "one payload sigma for two points was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("/validity/payload_std_kg"), std::string::npos) << e.what();
+  }
+  j["validity"]["payload_std_kg"] = {10, -1};
+  EXPECT_THROW(read_observer(j), ConfigError);
 }
 
 TEST(VehicleObserver, CourseSideslipStdIsReadAndCheckedFromTheGnssSection) {

@@ -86,6 +86,9 @@ struct Validity {
   bool velocity = false;
   bool attitude = false;
   bool virtual_sensors = false;  // tyre forces, slip, sideslip
+  // the tyre loads: virtual_sensors and every std.tyre_fz under validity.max_tyre_load_std,
+  // the payload's uncertainty included (a car whose load is not known has loads not known)
+  bool tyre_loads = false;
 };
 
 struct EstimateRecord {

@@ -16,7 +16,16 @@
 // step. Nothing is allocated after construction. What the error state does not hold (the
 // travels, pitch and roll left to the model) has no part in J P J': the loads' and the travels'
 // sigmas add a model error (output_sigma.cpp) to it.
+//
+// The loads also add the payload's: a payload's column of J is zero (its mass enters the model's
+// inertia, and the load it adds reaches the tyres only through the travels, outside the error
+// state), so its static load is added in quadrature: per wheel dFz/dm = g s_axle / 2, with
+// s_axle the lever-arm share of the payload point's weight on that wheel's axle, times the
+// payload's sigma: the filter's where the payload is estimated, else the configured prior
+// (ValidityConfig::payload_std_kg; the car may carry what its file does not say).
 #pragma once
+
+#include <array>
 
 #include <Eigen/Dense>
 
@@ -33,7 +42,7 @@ class OutputSigma {
   // spin angle, spin rate (8 x 4), then a_long, a_lat, yaw_accel.
   static constexpr int kOutputs = 8 * 4 + 3;
 
-  OutputSigma(const models::Vehicle& vehicle, const MbObserver& observer);
+  OutputSigma(const models::Vehicle& vehicle, const MbObserver& observer, const std::array<double, 2>& payload_std_kg);
 
   // After the step's correction: refreshes one column of J about the model's state and
   // writes the sigmas into `r` (before any inflation). `base`: the outputs of that state.
@@ -49,6 +58,11 @@ class OutputSigma {
 
   const models::Vehicle& v_;
   int columns_ = 0, next_ = 0, taken_ = 0;
+  // front and rear payload: the error-state entry that estimates it (-1: none, the prior below),
+  // the prior sigma (kg), and each wheel's static load per kg of it (N/kg)
+  std::array<int, 2> payload_entry_{-1, -1};
+  std::array<double, 2> payload_prior_{0, 0};
+  std::array<std::array<double, 2>, 4> load_per_kg_{};
   Eigen::MatrixXd J_, JP_;
   Eigen::VectorXd y0_, y1_, var_, dqdd_;
   mb::State ps_;

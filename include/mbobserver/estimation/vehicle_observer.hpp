@@ -44,6 +44,11 @@ struct ValidityConfig {
   double max_yaw_std = 0.0873;  // rad (5 deg)
   double max_velocity_std = 0.5;  // m/s
   double min_speed_for_sideslip = 1.0;
+  // The load the car may carry beyond its vehicle file, 1-sigma at the front and rear payload
+  // points (VehicleParams::payload_front/rear), while the payload is not estimated: a passenger
+  // beside the driver, people and luggage behind. It enters std.tyre_fz (a static load).
+  std::array<double, 2> payload_std_kg{40, 80};
+  double max_tyre_load_std = 125;  // N: 4 sigma within the 500 N tyre-force bound
   aiding::MonitorConfig monitor;  // when a source's innovations say it disagrees with the model
 };
 
