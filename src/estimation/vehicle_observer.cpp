@@ -478,6 +478,14 @@ void VehicleObserver::fill_record(double t) {
   const ObservedChassis chassis{obs_->observed_index(v.x), obs_->observed_index(v.y), obs_->observed_index(v.yaw)};
   record_uncertainty(obs_->filter(), chassis, input_index(v.in.mu), cfg_.validity.min_speed_for_sideslip, rec_);
   sigma_->update(*obs_, out_, rec_);
+  {
+    const int k = input_index(v.in.cornering_rear);
+    const double rel = k < 0 ? cfg_.validity.rear_slip_angle_rel_std
+                             : std::sqrt(std::max(0.0, obs_->filter().covariance()(L.input(k), L.input(k))));
+    // below the sideslip's speed a slip angle is a ratio of small numbers, and the course no row
+    if (std::abs(rec_.v_long) > cfg_.validity.min_speed_for_sideslip)
+      add_rear_slip_error(0.5 * (out_.wheel[2].slip_angle + out_.wheel[3].slip_angle), rel, rec_);
+  }
   // the reference point's acceleration in the chassis frame, and the yaw acceleration
   const Eigen::Vector3d a = models::chassis_rotation(v, s.q).transpose() * s.qdd.segment<3>(v.P0);
   rec_.a_long = a.x(), rec_.a_lat = a.y(), rec_.yaw_accel = s.qdd[v.yaw];

@@ -207,6 +207,8 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
       c.validity.payload_std_kg = {p[0], p[1]};
     }
     c.validity.max_tyre_load_std = v->positive_up_to("max_tyre_load_std", 1e6, c.validity.max_tyre_load_std);
+    c.validity.rear_slip_angle_rel_std =
+        v->number_in("rear_slip_angle_rel_std", 0, 10, c.validity.rear_slip_angle_rel_std);
     auto& M = c.validity.monitor;
     M.nis_time_constant_s = v->positive_up_to("nis_time_constant_s", 3600, M.nis_time_constant_s);
     M.nis_limit = v->positive_up_to("nis_limit", 1e6, M.nis_limit);

@@ -97,6 +97,10 @@ void inflate_uncertainty(const SourcesState& s, EstimateRecord& r) {
   }
 }
 
+void add_rear_slip_error(double rear_slip_angle, double relative_std, EstimateRecord& r) {
+  if (r.std_yaw >= 0) r.std_yaw = std::hypot(r.std_yaw, relative_std * rear_slip_angle);
+}
+
 void record_validity(const ValidityConfig& V, const SourcesState& s, EstimateRecord& r) {
   auto& v = r.validity;
   const bool motion_agrees = !s.gyro.bad() && !s.wheels.bad() && !s.gnss_velocity.bad();

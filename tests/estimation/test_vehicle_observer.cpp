@@ -318,6 +318,31 @@ TEST(VehicleObserver, TyreLoadsOfACarHeavierThanItsFileAreNotFlaggedValid) {
             << rmse(prior, "observer", "tyre_fz_fl") << " N\n";
 }
 
+// The heading through the GNSS rests on the model's rear slip angle (add_rear_slip_error): on
+// the lane change with tyres 10 % softer than the file the yaw's sigma was optimistic (NEES
+// 3.15); with the slip angle's prior (20 %) it is not (0.24). The estimate does not move.
+TEST(VehicleObserver, TheYawSigmaHoldsTheRearSlipAngleTheTyresMayDifferBy) {
+  auto sc = exp::load_vehicle_scenario(std::string(MBO_SOURCE_DIR) + "/tests/estimation/dlc_tyres_minus10pct.json");
+  sc.observer.validity.rear_slip_angle_rel_std = 0;
+  const auto none = exp::run_vehicle_experiment(sc, {});
+  sc.observer.validity.rear_slip_angle_rel_std = 0.2;  // the default
+  const auto prior = exp::run_vehicle_experiment(sc, {});
+  const double n0 = none["consistency"]["output_nees"]["yaw"].get<double>();
+  const double n1 = prior["consistency"]["output_nees"]["yaw"].get<double>();
+  EXPECT_GT(n0, 2.0);
+  EXPECT_LT(n1, 1.0);
+  EXPECT_EQ(rmse(none, "observer", "yaw"), rmse(prior, "observer", "yaw"));
+  std::cout << "yaw NEES " << n0 << " -> " << n1 << "\n";
+
+  EstimateRecord r;
+  r.std_yaw = 0.0003;
+  est::add_rear_slip_error(-0.02, 0.2, r);
+  EXPECT_NEAR(r.std_yaw, 0.0040112, 1e-7);  // hypot(0.0003, 0.2 x 0.02)
+  r.std_yaw = -1;  // no sigma (yaw not observed) stays none
+  est::add_rear_slip_error(0.02, 0.2, r);
+  EXPECT_EQ(r.std_yaw, -1);
+}
+
 // filter.adaptive_plant_noise (plant_noise_adaptation.hpp): on the car that is its vehicle
 // file, the chassis's plant noise falls as the GNSS innovations stay consistent, and the
 // pessimistic sigma of tyre Fy (NEES 0.07 with the configured noise) and the sideslip error
@@ -511,9 +536,12 @@ TEST(VehicleObserver, PayloadPriorAndTyreLoadBoundAreReadAndChecked) {
   const auto defaults = read_observer(j);
   EXPECT_EQ(defaults.validity.payload_std_kg, (std::array<double, 2>{40, 80}));
   EXPECT_EQ(defaults.validity.max_tyre_load_std, 125);
+  EXPECT_EQ(defaults.validity.rear_slip_angle_rel_std, 0.2);
   j["validity"]["payload_std_kg"] = {0, 150};
   j["validity"]["max_tyre_load_std"] = 200;
+  j["validity"]["rear_slip_angle_rel_std"] = 0.1;
   const auto c = read_observer(j);
+  EXPECT_EQ(c.validity.rear_slip_angle_rel_std, 0.1);
   EXPECT_EQ(c.validity.payload_std_kg, (std::array<double, 2>{0, 150}));
   EXPECT_EQ(c.validity.max_tyre_load_std, 200);
   j["validity"]["payload_std_kg"] = {10};

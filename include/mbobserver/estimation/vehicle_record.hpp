@@ -49,6 +49,15 @@ struct SourcesState {
   double fix_position_std = 0, fix_velocity_std = 0;
 };
 
+// The heading the GNSS gives through the model rests on the model's rear slip angle: fixes and
+// velocities give the rear axle's course, the gyro the kinematic part (yaw rate x lever arm),
+// and heading = course + alpha_rear. A tyre softer or stiffer than its file, or a load that
+// changes the rear axle's share of the lateral force, moves alpha_rear in proportion, which a
+// filter whose model is its file cannot see (the combined drive: yaw 0.1 deg off for seconds in
+// each turn, as its sideslip, with a sigma of 0.02 deg). Adds `relative_std` x |alpha_rear|
+// (rad) to std.yaw in quadrature.
+void add_rear_slip_error(double rear_slip_angle, double relative_std, EstimateRecord& r);
+
 // The 1-sigma of the outputs a source observes grow with its monitor's NIS once it is beyond
 // a consistent filter's fluctuation: a source whose innovations are k times their predicted
 // variance says the filter's errors are about sqrt(k) times what its covariance claims
