@@ -514,6 +514,7 @@ void VehicleObserver::fill_record(double t) {
   src.guessing = inputs_.guessing(t);
   src.fix_position_std = gnss_.position_std();
   src.fix_velocity_std = cfg_.gnss.velocity_std;
+  if (gnss_.latency_param() >= 0) src.latency_std = gnss_.latency_std(), src.vx = rec_.vx, src.vy = rec_.vy;
   for (const auto* s :
        {&src.gnss_position, &src.gnss_velocity, &src.gnss_course, &src.gyro, &src.accelerometers, &src.wheels})
     if (s->fused && !s->consistent) rec_.faults |= kFaultInconsistent;

@@ -85,6 +85,12 @@ void inflate_uncertainty(const SourcesState& s, EstimateRecord& r) {
   add(r.std_y, s.gnss_position.bias[1]);
   add(r.std_vx, s.gnss_velocity.bias[0]);
   add(r.std_vy, s.gnss_velocity.bias[1]);
+  // The latency the fixes are taken back over, learned to latency_std: the along-track error
+  // v dtau, which the filter's covariance (the latency considered) was seen to hold only in
+  // part (the combined drive: x 0.20 m off at 14 m/s with sigma 0.022 m, the latency 0.087 +-
+  // 0.005 s against 0.1).
+  add(r.std_x, std::abs(s.vx) * s.latency_std);
+  add(r.std_y, std::abs(s.vy) * s.latency_std);
   add(r.std_yaw, s.gnss_course.bias[0]);
   if (s.guessing) {
     auto floor = [](double& sd, double least) {

@@ -103,6 +103,8 @@ int main(int argc, char** argv) {
     if (!trace.empty()) {
       trace_file.open(trace);
       if (!trace_file) throw mbo::ConfigError(trace + ": cannot write");
+      // positions are hundreds of metres from the origin: 6 digits would be centimetres
+      trace_file.precision(12);
     }
     std::vector<nlohmann::json> reports;
     for (int r = 0; r < runs; ++r) {

@@ -1,7 +1,10 @@
 // The three-simulation experiment on the four-bar of Sinigaglia 2016, and what the tool says about
 // unobservable or bad scenarios.
 #include <sys/wait.h>
+#include <algorithm>
 #include <array>
+#include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -157,4 +160,34 @@ TEST(Experiment, SameSeedSameReport) {
   a.erase("timing_us");
   b.erase("timing_us");
   EXPECT_EQ(a.dump(), b.dump());
+}
+
+// --trace writes its numbers to 12 significant digits: a vehicle 170 m from the origin is traced
+// to the micrometre, not (as with a stream's 6 digits) to the centimetre, which made a 4-mm
+// sigma look exceeded by every rounding.
+TEST(Experiment, TraceKeepsTwelveSignificantDigits) {
+  const auto csv = std::filesystem::temp_directory_path() / "mbo_trace_digits.csv";
+  const auto r =
+      run_cli(std::string(MBO_SOURCE_DIR) + "/scenarios/vehicle_double_lane_change.json --trace " + csv.string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::ifstream in(csv);
+  std::string header, line, last;
+  std::getline(in, header);
+  while (std::getline(in, line)) last = line;
+  auto split = [](const std::string& s) {
+    std::vector<std::string> out;
+    std::stringstream ss(s);
+    for (std::string f; std::getline(ss, f, ',');) out.push_back(f);
+    return out;
+  };
+  const auto names = split(header), values = split(last);
+  ASSERT_EQ(names.size(), values.size());
+  const auto col = std::find(names.begin(), names.end(), "x_truth") - names.begin();
+  ASSERT_LT(col, static_cast<long>(names.size()));
+  const std::string x = values[static_cast<std::size_t>(col)];
+  EXPECT_GT(std::abs(std::stod(x)), 100.0) << x;  // far enough for 6 digits to be centimetres
+  int digits = 0;
+  for (char c : x) digits += std::isdigit(static_cast<unsigned char>(c)) ? 1 : 0;
+  EXPECT_GE(digits, 10) << x;
+  std::filesystem::remove(csv);
 }

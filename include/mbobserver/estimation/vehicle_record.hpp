@@ -47,6 +47,10 @@ struct SourcesState {
   // the position and velocity are known no better than one fix says (these sigmas, m, m/s).
   bool guessing = false;
   double fix_position_std = 0, fix_velocity_std = 0;
+  // The GNSS latency's 1-sigma while it is learned (0 when configured), and the reference
+  // point's velocity (ENU, m/s): a fix taken back over a lag known to dtau is off by v dtau
+  // along the track.
+  double latency_std = 0, vx = 0, vy = 0;
 };
 
 // The heading the GNSS gives through the model rests on the model's rear slip angle: fixes and
