@@ -17,8 +17,8 @@ constexpr double kTravelModelSigma = 0.4e-3;  // m
 }  // namespace
 
 OutputSigma::OutputSigma(const models::Vehicle& vehicle, const MbObserver& observer,
-                         const std::array<double, 2>& payload_std_kg)
-    : v_(vehicle), payload_prior_(payload_std_kg) {
+                         const std::array<double, 2>& payload_std_kg, double steer_std)
+    : v_(vehicle), payload_prior_(payload_std_kg), steer_std_(steer_std) {
   columns_ = observer.filter().size();
   const auto& p = vehicle.params;
   const std::array<double, 2> point_x{p.payload_front().x(), p.payload_rear().x()};
@@ -32,6 +32,7 @@ OutputSigma::OutputSigma(const models::Vehicle& vehicle, const MbObserver& obser
       if (input[k] >= 0 && estimated[i] == input[k])
         payload_entry_[k] = observer.layout().input().offset + static_cast<int>(i);
   }
+  J_steer_ = Eigen::VectorXd::Zero(kOutputs);
   J_ = Eigen::MatrixXd::Zero(kOutputs, columns_);
   JP_ = Eigen::MatrixXd::Zero(kOutputs, columns_);
   y0_ = Eigen::VectorXd::Zero(kOutputs);
@@ -52,17 +53,54 @@ void OutputSigma::outputs(const mb::State& s, const models::VehicleOutputs& o, E
   y[32] = a.x(), y[33] = a.y(), y[34] = s.qdd[v_.yaw];
 }
 
+void OutputSigma::steering_column(const mb::State& s) {
+  // about the posed state, so that only the steering moves the outputs; the Ackermann
+  // geometry's d(delta_wheel)/d(delta) is within a few % of 1 and taken as 1
+  constexpr double h = 1e-4;  // rad: 0.006 deg, the size of the error it scales
+  ps_.q = s.q;
+  ps_.qd = s.qd;
+  ps_.qdd = s.qdd;
+  ps_.u = s.u;
+  models::pose_vehicle(v_, ps_.q);
+  models::vehicle_outputs(v_, ps_, po_);
+  outputs(ps_, po_, y0_);
+  for (int i = 0; i < 4; ++i) {
+    const int slot = v_.wheels[i].steer;
+    if (slot < 0) continue;
+    ps_.q[slot] += h;
+    if (v_.in.steer[i] >= 0) ps_.u[v_.in.steer[i]] += h;
+  }
+  models::pose_vehicle(v_, ps_.q);
+  models::vehicle_outputs(v_, ps_, po_);
+  outputs(ps_, po_, y1_);
+  J_steer_ = (y1_ - y0_) / h;
+}
+
 void OutputSigma::update(const MbObserver& obs, const models::VehicleOutputs& base, EstimateRecord& r) {
+  const auto& P = obs.filter().covariance();
+  // One column: move the model by a tenth of the entry's sigma, as the correction would; the
+  // steering's, where it has an error, as one more in the turn.
+  const int c = next_;
+  next_ = (next_ + 1) % (columns_ + (steer_std_ > 0 ? 1 : 0));
+  if (c == columns_)
+    steering_column(obs.state());
+  else
+    jacobian_column(obs, base, c);
+
+  // var = diag(J P J') + (dy/ddelta sigma_delta)^2
+  JP_.noalias() = J_ * P;
+  var_ = JP_.cwiseProduct(J_).rowwise().sum();
+  if (steer_std_ > 0) var_ += (steer_std_ * J_steer_).cwiseAbs2();
+  write_sigmas(P, obs.filter().force_error() && obs.settings().jacobian_period > 0, r);
+}
+
+void OutputSigma::jacobian_column(const MbObserver& obs, const models::VehicleOutputs& base, int c) {
   const auto& L = obs.layout();
   const auto& P = obs.filter().covariance();
   const auto& s = obs.state();
   const auto& ws = obs.workspace();
   const auto& observed = obs.observed();
   outputs(s, base, y0_);
-
-  // One column: move the model by a tenth of the entry's sigma, as the correction would.
-  const int c = next_;
-  next_ = (next_ + 1) % columns_;
   const double h = std::max(0.1 * std::sqrt(std::max(P(c, c), 0.0)), 1e-7);
   ps_.q = s.q;
   ps_.qd = s.qd;
@@ -98,10 +136,9 @@ void OutputSigma::update(const MbObserver& obs, const models::VehicleOutputs& ba
   outputs(ps_, po_, y1_);
   J_.col(c) = (y1_ - y0_) / h;
   taken_ = std::min(taken_ + 1, columns_);
+}
 
-  // var = diag(J P J')
-  JP_.noalias() = J_ * P;
-  var_ = JP_.cwiseProduct(J_).rowwise().sum();
+void OutputSigma::write_sigmas(const Eigen::MatrixXd& P, bool fe, EstimateRecord& r) const {
   auto sd = [&](int i) { return taken_ < columns_ ? -1.0 : std::sqrt(std::max(var_[i], 0.0)); };
   auto with_floor = [](double sigma, double model) { return sigma < 0 ? sigma : std::hypot(sigma, model); };
   std::array<double, 2> payload_sd{};

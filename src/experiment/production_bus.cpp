@@ -54,6 +54,7 @@ void fit_observer_to_production_bus(const ProductionBusConfig& c, est::VehicleOb
   auto& b = o.bus_inputs;
   b.steering_set = b.driveline_set = b.brakes_set = true;
   b.steering.ratio = c.steering_ratio;
+  b.steering.resolution = c.steering_quantum_deg * kDeg;
   b.driveline.layout = c.layout == "FWD"   ? est::aiding::DrivelineLayout::fwd
                        : c.layout == "RWD" ? est::aiding::DrivelineLayout::rwd
                                            : est::aiding::DrivelineLayout::awd;

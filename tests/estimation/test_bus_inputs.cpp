@@ -56,6 +56,19 @@ TEST(BusInputs, SteeringWheelTableAndItsSlopeGiveTheRoadWheelAngleAndRate) {
   EXPECT_NEAR(r.road_wheel_rate(0.3, 3.1), 0.2, 1e-12);
 }
 
+// The steering-wheel angle's quantum, uniform over one step, as a road-wheel sigma: through the
+// ratio, or the table's steepest slope (kAwd: 1/15 below 90 deg of the wheel, 0.053 above).
+TEST(BusInputs, TheSteeringWheelAnglesQuantumGivesTheRoadWheelAnglesSigma) {
+  auto c = read(nlohmann::json::parse(R"({"steering": {"ratio": 15.5, "resolution_deg": 0.1}})"));
+  EXPECT_NEAR(road_wheel_angle_std(c.steering), 0.1 * kDeg / std::sqrt(12.0) / 15.5, 1e-15);
+  auto t = kAwd;
+  t["steering"]["resolution_deg"] = 0.5;
+  c = read(t);
+  EXPECT_NEAR(road_wheel_angle_std(c.steering), 0.5 * kDeg / std::sqrt(12.0) / 15, 1e-15);
+  EXPECT_EQ(road_wheel_angle_std(read(kAwd).steering), 0.0);  // not given: no input error
+  EXPECT_THROW(read(nlohmann::json::parse(R"({"steering": {"ratio": 15.5, "resolution_deg": -1}})")), ConfigError);
+}
+
 TEST(BusInputs, DrivelineConservesTorqueAndSplitsItByLayoutAndSpeed) {
   const BusInputs awd(read(kAwd), *sedan());
   bool known = false;

@@ -39,6 +39,13 @@ double Lookup::slope(double v) const {
   return (y[i] - y[i - 1]) / (x[i] - x[i - 1]);
 }
 
+double road_wheel_angle_std(const SteeringConfig& c) {
+  double slope = c.ratio > 0 ? 1 / c.ratio : 0;
+  for (std::size_t i = 1; i < c.table.x.size(); ++i)
+    slope = std::max(slope, std::abs((c.table.y[i] - c.table.y[i - 1]) / (c.table.x[i] - c.table.x[i - 1])));
+  return c.resolution / std::sqrt(12.0) * slope;  // a uniform error over one quantum
+}
+
 void read_bus_inputs_config(const JsonReader& obs, BusInputsConfig& c) {
   if (auto s = obs.find("steering")) {
     c.steering_set = true;
@@ -46,6 +53,7 @@ void read_bus_inputs_config(const JsonReader& obs, BusInputsConfig& c) {
     if (s->has("ratio")) c.steering.ratio = s->number_in("ratio", 1, 100);
     if (auto t = s->find("table"))
       c.steering.table = read_table(*t, "steering_wheel_deg", kDeg, "road_wheel_deg", kDeg);
+    c.steering.resolution = s->number_in("resolution_deg", 0, 90, 0) * kDeg;
     s->finish();
   }
   if (auto d = obs.find("driveline")) {

@@ -39,7 +39,15 @@ struct Lookup {
 struct SteeringConfig {
   double ratio = 0;  // steering-wheel / road-wheel angle; 0: `table`
   Lookup table;  // road-wheel (rad) of steering-wheel angle (rad)
+  // The steering-wheel angle's quantum (rad; the DBC signal's factor), 0: none. Its error,
+  // uniform over one quantum, is an input error the filter's covariance does not hold: it is
+  // added to the outputs' sigma (OutputSigma).
+  double resolution = 0;
 };
+
+// 1-sigma of the road-wheel angle (rad) that the steering-wheel angle's quantum leaves:
+// resolution / sqrt(12) through the ratio (the table's steepest slope).
+double road_wheel_angle_std(const SteeringConfig& c);
 
 enum class DrivelineLayout { fwd, rwd, awd };
 
