@@ -56,9 +56,7 @@ nlohmann::json learning_patch(int block) {
   }
 }
 
-std::string learning_;  // the label of the block learned
-
-void observer_step(benchmark::State& state, const nlohmann::json* patch) {
+void observer_step(benchmark::State& state, const nlohmann::json* patch, const std::string& variant = "") {
   const std::string name = kScenarios[state.range(0)];
   auto sc = exp::load_vehicle_scenario(std::string(MBO_SOURCE_DIR) + "/scenarios/" + name, patch);
   sc.duration = std::min(sc.duration, 8.0);
@@ -115,17 +113,23 @@ void observer_step(benchmark::State& state, const nlohmann::json* patch) {
   for (double w : wall) mean += w;
   state.counters["RTF"] = sc.dt * 1e6 / (mean / wall.size());
   state.counters["allocs_per_step"] = counted ? double(allocations) / counted : 0;
-  state.SetLabel(name + " (" + sc.observer.filter_type + (patch ? ", learning " + learning_ : std::string()) + ", " +
+  state.SetLabel(name + " (" + sc.observer.filter_type + (variant.empty() ? std::string() : ", " + variant) + ", " +
                  std::to_string(wall.size()) + " steps)");
 }
 
 void BM_VehicleObserverStep(benchmark::State& state) { observer_step(state, nullptr); }
 
+// The shipped observer with its plant noise fixed (scenarios/patches/fixed_plant_noise.json):
+// the adaptation's cost is the ratio to BM_VehicleObserverStep of the same run.
+void BM_VehicleObserverStepFixedNoise(benchmark::State& state) {
+  const auto patch = nlohmann::json::parse(R"({"filter": {"adaptive_plant_noise": {"enabled": false}}})");
+  observer_step(state, &patch, "plant noise fixed");
+}
+
 // range(0): the scenario; range(1): the block learned (kBlocks).
 void BM_VehicleObserverStepLearning(benchmark::State& state) {
   const auto patch = learning_patch(static_cast<int>(state.range(1)));
-  learning_ = kBlocks[state.range(1)];
-  observer_step(state, &patch);
+  observer_step(state, &patch, std::string("learning ") + kBlocks[state.range(1)]);
 }
 
 const char* const kFourbarFilters[] = {"errorEKF", "errorEKF-FE"};
@@ -222,6 +226,7 @@ void BM_FourbarExperiment20Runs(benchmark::State& state) {
 BENCHMARK(BM_FourbarObserverStep)->DenseRange(0, 1)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_FourbarExperiment20Runs)->DenseRange(0, 1)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_VehicleObserverStep)->DenseRange(0, 2)->Unit(benchmark::kMillisecond)->Iterations(2);
+BENCHMARK(BM_VehicleObserverStepFixedNoise)->DenseRange(0, 2)->Unit(benchmark::kMillisecond)->Iterations(2);
 BENCHMARK(BM_VehicleObserverStepLearning)
     ->ArgsProduct({{0, 1, 2}, {0}})
     ->ArgsProduct({{0}, {1, 2, 3}})

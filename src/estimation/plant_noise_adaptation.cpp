@@ -48,7 +48,7 @@ double PlantNoiseAdaptation::bias_test() const {
   return worst;
 }
 
-void PlantNoiseAdaptation::advance(double t, double dt, bool at_limit) {
+void PlantNoiseAdaptation::advance(double t, double dt, bool unchecked) {
   if (!c_.on) return;
   if (floor_ < c_.min_scale) floor_ = c_.min_scale;
   const bool evidence = last_row_t_ >= 0 && t - last_row_t_ <= c_.evidence_s && rows_ >= kGnssRows * c_.window_samples;
@@ -68,7 +68,7 @@ void PlantNoiseAdaptation::advance(double t, double dt, bool at_limit) {
     log_scale -= dt / c_.fall_s;
   else
     log_scale += dt / c_.rise_s;
-  scale_ = at_limit ? 1.0 : std::clamp(std::exp(log_scale), std::min(floor_, 1.0), 1.0);
+  scale_ = unchecked ? 1.0 : std::clamp(std::exp(log_scale), std::min(floor_, 1.0), 1.0);
 }
 
 }  // namespace mbo::est

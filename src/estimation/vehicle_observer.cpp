@@ -322,7 +322,11 @@ void VehicleObserver::adapt_plant_noise(double t, double dt) {
     const double mu = mu_in > 0 ? mu_in : v.params.axles[w / 2].tyre.mu;
     if (o.Fz > 0 && mu > 0) utilisation = std::max(utilisation, std::hypot(o.Fx, o.Fy) / (mu * o.Fz));
   }
-  adaptation_.advance(t, dt, utilisation > cfg_.adaptation.limit_utilisation);
+  // Nor while an input is guessed (held or timed out): the model then runs on a value no
+  // innovation has checked, and inputs.guess_noise_scale must multiply the configured noise,
+  // not one adapted to the inputs that were right (a steering signal lost for 1 s left the
+  // velocity flagged valid while 4 sigma off on 34 % of the steps).
+  adaptation_.advance(t, dt, utilisation > cfg_.adaptation.limit_utilisation || inputs_.guessing(t));
   apply_adaptation();
 }
 

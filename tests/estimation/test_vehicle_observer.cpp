@@ -362,18 +362,21 @@ TEST(VehicleObserver, TheYawSigmaHoldsTheRearSlipAngleTheTyresMayDifferBy) {
   EXPECT_EQ(r.std_yaw, -1);
 }
 
-// filter.adaptive_plant_noise (plant_noise_adaptation.hpp): on the car that is its vehicle
-// file, the chassis's plant noise falls as the GNSS innovations stay consistent, and the
-// pessimistic sigma of tyre Fy (NEES 0.07 with the configured noise) and the sideslip error
-// follow it. Measured, seed 1, 8 s: Fy NEES FL 0.07 -> 0.49, RL 0.07 -> 0.38; sideslip
-// 0.0108 -> 0.0029 deg.
+// filter.adaptive_plant_noise (plant_noise_adaptation.hpp), on in the shipped files: on the
+// car that is its vehicle file, the chassis's plant noise falls as the GNSS innovations stay
+// consistent, and the pessimistic sigma of tyre Fy (NEES 0.07 with the configured noise) and
+// the sideslip error follow it. Measured, seed 1, 8 s: Fy NEES FL 0.07 -> 0.49, RL 0.07 ->
+// 0.38; sideslip 0.0108 -> 0.0029 deg.
 TEST(VehicleObserver, AdaptivePlantNoiseMakesTheMatchedLaneChangesFySigmaHonest) {
   auto sc = scenario("vehicle_double_lane_change.json", 8);
-  const auto fixed = exp::run_vehicle_experiment(sc, {});
-  auto& a = sc.observer.adaptation;  // the defaults of docs/configuration.md
-  a.on = true;
-  a.x = 0, a.y = 1, a.yaw_index = 2;  // observe: x y yaw spins; across the heading and yaw
+  const auto& a = sc.observer.adaptation;  // the defaults of docs/configuration.md
+  ASSERT_TRUE(a.on);
+  EXPECT_EQ(a.x, 0);  // observe: x y yaw spins; across the heading and yaw
+  EXPECT_EQ(a.y, 1);
+  EXPECT_EQ(a.yaw_index, 2);
   const auto adapted = exp::run_vehicle_experiment(sc, {});
+  sc.observer.adaptation.on = false;
+  const auto fixed = exp::run_vehicle_experiment(sc, {});
   const auto& n0 = fixed["consistency"]["output_nees"];
   const auto& n1 = adapted["consistency"]["output_nees"];
   for (const char* q : {"tyre_fy_fl", "tyre_fy_rl"}) {
@@ -559,7 +562,11 @@ TEST(VehicleObserver, SameSamplesGiveTheSameEstimatesBitForBit) {
 
 TEST(VehicleObserver, AdaptivePlantNoiseIsReadAndItsCoordinatesChecked) {
   auto j = observer_section("mbobserver.json");
-  EXPECT_FALSE(read_observer(j).adaptation.on);  // off in the shipped file
+  EXPECT_TRUE(read_observer(j).adaptation.on);  // on in the shipped file
+  j["filter"]["adaptive_plant_noise"] = {{"enabled", false}};
+  EXPECT_FALSE(read_observer(j).adaptation.on);
+  j["filter"].erase("adaptive_plant_noise");
+  EXPECT_FALSE(read_observer(j).adaptation.on);  // absent: off
   j["filter"]["adaptive_plant_noise"] = {{"min_scale", 0.001}};
   const auto c = read_observer(j);
   EXPECT_TRUE(c.adaptation.on);

@@ -62,9 +62,10 @@ class PlantNoiseAdaptation {
   static constexpr int kRows = 5, kGnssRows = 4, kGyroRow = 4;
   // One row's (0..kRows-1) innovation nu and its variance S at time t.
   void observe(int row, double innovation, double variance, double t);
-  // End of a step at t, dt after the last: lambda moves. `at_limit`: some tyre is above
-  // limit_utilisation.
-  void advance(double t, double dt, bool at_limit = false);
+  // End of a step at t, dt after the last: lambda moves. `unchecked`: lambda is 1, the model
+  // rests on what the innovations cannot check (a tyre above limit_utilisation, an input
+  // guessed).
+  void advance(double t, double dt, bool unchecked = false);
   double scale() const { return scale_; }
   double floor() const { return floor_; }
   double mean_nis() const { return mean_; }
