@@ -205,7 +205,26 @@ double VehicleObserver::parameter_std(int k) const {
   return std::sqrt(std::max(0.0, obs_->filter().covariance()(i, i)));
 }
 
+void VehicleObserver::keep_learned_model() {
+  const auto& v = *vehicle_;
+  const auto& P = obs_->filter().covariance();
+  for (auto [slot, name] : {std::pair{v.in.payload_front, "payload_front"}, std::pair{v.in.payload_rear, "payload_rear"},
+                            std::pair{v.in.slip_stiffness, "slip_stiffness"},
+                            std::pair{v.in.cornering_front, "cornering_front"},
+                            std::pair{v.in.cornering_rear, "cornering_rear"}}) {
+    const int k = input_index(slot);
+    if (k < 0) continue;
+    const int i = obs_->filter().layout().input(k);
+    const double value = obs_->state().u[slot], var = P(i, i);
+    if (std::isfinite(value) && std::isfinite(var) && var >= 0) restore_parameter(name, value, std::sqrt(var), 0);
+  }
+}
+
 void VehicleObserver::start(const models::VehicleStart& s, double t0) {
+  // A reset or a new time base says nothing of the car's load or tyres: what the filter learned
+  // of them is kept, as the sensors' parameters are (MbObserver::initialize).
+  if (ran_) keep_learned_model();
+  ran_ = true;
   mb::Workspace ws(vehicle_->model);
   mb::State st = models::start_vehicle(*vehicle_, ws, s, inputs_.inputs());
   abs_limiting_ = false;

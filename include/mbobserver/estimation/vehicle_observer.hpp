@@ -150,6 +150,7 @@ class VehicleObserver {
   // Index of model input `slot` among the estimated inputs (the error state's input block), -1.
   int input_index(int slot) const;
   void reinitialise(double t, std::uint32_t why);
+  void keep_learned_model();  // the estimated model parameters become the next start's values
   void fill_record(double t);
 
   std::shared_ptr<const models::Vehicle> vehicle_;
@@ -169,6 +170,7 @@ class VehicleObserver {
   mutable std::vector<double> kin_scale_, kin_coef_;
   mutable std::vector<int> kin_param_;
   bool started_ = false;
+  bool ran_ = false;  // the model has run: a new start keeps the model parameters it learned
   PlantNoiseAdaptation adaptation_;
   ExcitationMonitor excitation_;
   struct LearnedState {
