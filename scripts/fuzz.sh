@@ -3,7 +3,7 @@
 # short fixed budget. Fails on any crash, hang (-timeout), leak or memory blow-up.
 # New inputs go to a scratch folder first; only those that add coverage are merged into the
 # committed seed corpus fuzz/corpus/<target>/.
-#   MBO_FUZZ_SECONDS (default 15): budget per target (CI takes 83 of its 90 minutes on these
+#   MBO_FUZZ_SECONDS (default 15): budget per target (CI took 62 to 83 of its 90 minutes on these
 #   machines; a longer local run: MBO_FUZZ_SECONDS=600 bash scripts/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
