@@ -82,6 +82,10 @@ class LatencyEstimator {
   double vv_ = 0;
   std::vector<double> prior_;  // (tau_j - tau_0)^2 / sigma_0^2
   double value_ = 0, std_ = 0, last_t_ = -1, weight_ = 0;
+  // the misfits' batch means: faded sums over closed blocks of (sum r)^2 and sum r^2, and the
+  // open block's sums (r in units of the receiver's velocity noise)
+  double between_ = 0, within_ = 0, block_sum_ = 0, block_sq_ = 0, block_start_ = -1;
+  int block_n_ = 0, blocks_ = 0;
 };
 
 }  // namespace mbo::est::aiding
