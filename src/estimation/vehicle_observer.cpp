@@ -208,10 +208,10 @@ double VehicleObserver::parameter_std(int k) const {
 void VehicleObserver::keep_learned_model() {
   const auto& v = *vehicle_;
   const auto& P = obs_->filter().covariance();
-  for (auto [slot, name] : {std::pair{v.in.payload_front, "payload_front"}, std::pair{v.in.payload_rear, "payload_rear"},
-                            std::pair{v.in.slip_stiffness, "slip_stiffness"},
-                            std::pair{v.in.cornering_front, "cornering_front"},
-                            std::pair{v.in.cornering_rear, "cornering_rear"}}) {
+  for (auto [slot, name] :
+       {std::pair{v.in.payload_front, "payload_front"}, std::pair{v.in.payload_rear, "payload_rear"},
+        std::pair{v.in.slip_stiffness, "slip_stiffness"}, std::pair{v.in.cornering_front, "cornering_front"},
+        std::pair{v.in.cornering_rear, "cornering_rear"}}) {
     const int k = input_index(slot);
     if (k < 0) continue;
     const int i = obs_->filter().layout().input(k);

@@ -813,7 +813,8 @@ TEST(VehicleObserver, ANewStartKeepsTheLoadsItLearned) {
       checked = true;
       for (auto k : {kFront, kRear}) {
         ASSERT_TRUE(before[k].estimated && r.calibration[k].estimated);
-        std::printf("%s %.2f +- %.2f kg kept\n", std::string(kCalibrationNames[k]).c_str(), before[k].value, before[k].std);
+        std::printf("%s %.2f +- %.2f kg kept\n", std::string(kCalibrationNames[k]).c_str(), before[k].value,
+                    before[k].std);
         EXPECT_GT(std::abs(before[k].value), 1.0) << kCalibrationNames[k] << ": learned nothing to keep";
         EXPECT_LT(before[k].std, 0.9 * 150) << kCalibrationNames[k];
         EXPECT_DOUBLE_EQ(r.calibration[k].value, before[k].value) << kCalibrationNames[k];
