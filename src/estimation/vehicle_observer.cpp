@@ -81,12 +81,9 @@ VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle,
     learned_.push_back({L.sensor(static_cast<int>(k)), excitation_of(parameters_[k].name), true});
   for (int k = 0; k < L.inputs; ++k) {
     const int slot = est[static_cast<std::size_t>(k)];
-    const std::string_view name = slot == v.in.payload_front     ? "payload_front"
-                                  : slot == v.in.payload_rear    ? "payload_rear"
-                                  : slot == v.in.slip_stiffness  ? "slip_stiffness"
-                                  : slot == v.in.cornering_front ? "cornering_front"
-                                  : slot == v.in.cornering_rear  ? "cornering_rear"
-                                                                 : "mu";
+    std::string_view name = "mu";
+    for (const auto& p : model_parameters())
+      if (p.slot == slot) name = p.name;
     learned_.push_back({L.input(k), excitation_of(name), false});
   }
 }
@@ -164,18 +161,13 @@ void VehicleObserver::physical_kinematics(mb::State& out, Eigen::MatrixXd& P) co
 }
 
 bool VehicleObserver::restore_parameter(std::string_view name, double value, double std, double age_s) {
-  const auto& v = *vehicle_;
   auto& in = inputs_.inputs();
-  for (auto [slot, key, field] : {std::tuple{v.in.payload_front, "payload_front", &in.payload_front},
-                                  std::tuple{v.in.payload_rear, "payload_rear", &in.payload_rear},
-                                  std::tuple{v.in.slip_stiffness, "slip_stiffness", &in.slip_stiffness},
-                                  std::tuple{v.in.cornering_front, "cornering_front", &in.cornering_front},
-                                  std::tuple{v.in.cornering_rear, "cornering_rear", &in.cornering_rear}}) {
+  for (auto [slot, key, field] : model_parameters()) {
     const int k = input_index(slot);
     if (name != key || k < 0) continue;
     // The model runs on it as on a configured value; the filter's error is about it.
     const auto K = static_cast<std::size_t>(k);
-    *field = std::clamp(value, cfg_.settings.input_min[K], cfg_.settings.input_max[K]);
+    in.*field = std::clamp(value, cfg_.settings.input_min[K], cfg_.settings.input_max[K]);
     const double s0 = cfg_.settings.filter.initial_std_p[K];
     restored_input_var_[K] = std::min(std * std + cfg_.settings.filter.input_rate_noise[K] * age_s, s0 * s0);
     if (started_) obs_->set_input_variance(k, restored_input_var_[K]);
@@ -193,6 +185,16 @@ bool VehicleObserver::restore_parameter(std::string_view name, double value, dou
   return false;
 }
 
+std::array<VehicleObserver::ModelParameter, 5> VehicleObserver::model_parameters() const {
+  const auto& in = vehicle_->in;
+  using I = models::VehicleInputs;
+  return {{{in.payload_front, "payload_front", &I::payload_front},
+           {in.payload_rear, "payload_rear", &I::payload_rear},
+           {in.slip_stiffness, "slip_stiffness", &I::slip_stiffness},
+           {in.cornering_front, "cornering_front", &I::cornering_front},
+           {in.cornering_rear, "cornering_rear", &I::cornering_rear}}};
+}
+
 int VehicleObserver::input_index(int slot) const {
   const auto& est = cfg_.settings.estimated_inputs;
   if (!cfg_.settings.filter.force_error) return -1;  // errorEKF estimates no input
@@ -206,12 +208,8 @@ double VehicleObserver::parameter_std(int k) const {
 }
 
 void VehicleObserver::keep_learned_model() {
-  const auto& v = *vehicle_;
   const auto& P = obs_->filter().covariance();
-  for (auto [slot, name] :
-       {std::pair{v.in.payload_front, "payload_front"}, std::pair{v.in.payload_rear, "payload_rear"},
-        std::pair{v.in.slip_stiffness, "slip_stiffness"}, std::pair{v.in.cornering_front, "cornering_front"},
-        std::pair{v.in.cornering_rear, "cornering_rear"}}) {
+  for (auto [slot, name, field] : model_parameters()) {
     const int k = input_index(slot);
     if (k < 0) continue;
     const int i = obs_->filter().layout().input(k);
@@ -486,10 +484,7 @@ void VehicleObserver::fill_record(double t) {
   // the loads it estimates, with the calibration
   const auto& L = obs_->filter().layout();
   // and the tyres' stiffness scales; converged: 1 % of the car's mass, 0.02 of a scale
-  for (auto [slot, name] :
-       {std::pair{v.in.payload_front, "payload_front"}, std::pair{v.in.payload_rear, "payload_rear"},
-        std::pair{v.in.slip_stiffness, "slip_stiffness"}, std::pair{v.in.cornering_front, "cornering_front"},
-        std::pair{v.in.cornering_rear, "cornering_rear"}}) {
+  for (auto [slot, name, field] : model_parameters()) {
     const int k = input_index(slot);
     if (k < 0) continue;
     auto& c = rec_.calibration[static_cast<std::size_t>(

@@ -149,6 +149,14 @@ class VehicleObserver {
   void account(double t);
   // Index of model input `slot` among the estimated inputs (the error state's input block), -1.
   int input_index(int slot) const;
+  // The vehicle file's quantities the filter may learn as model inputs, besides the friction:
+  // their input slot, their name (calibration file, record) and their field of the inputs.
+  struct ModelParameter {
+    int slot;
+    std::string_view name;
+    double models::VehicleInputs::*field;
+  };
+  std::array<ModelParameter, 5> model_parameters() const;
   void reinitialise(double t, std::uint32_t why);
   void keep_learned_model();  // the estimated model parameters become the next start's values
   void fill_record(double t);
