@@ -110,25 +110,44 @@ json ReportWriter::write(const RunHeader& h, const json& failures) const {
 
 namespace {
 
+// A number in some runs only (an output NEES a run never scored, a NaN written as null) has no
+// mean over the runs: it is null, not a mean of fewer runs divided by all (and not, as before,
+// an exception that ended a --runs experiment on its second run).
+void drop_numbers(json& mean, json& mn, json& mx) {
+  if (mean.is_object()) {
+    for (auto it = mean.begin(); it != mean.end(); ++it) drop_numbers(it.value(), mn[it.key()], mx[it.key()]);
+  } else if (mean.is_number()) {
+    mean = nullptr;
+    mn = nullptr;
+    mx = nullptr;
+  }
+}
+
 void fold(const json& v, json& mean, json& mn, json& mx, std::size_t count, std::size_t idx) {
   if (v.is_object()) {
     for (auto it = v.begin(); it != v.end(); ++it) {
       fold(it.value(), mean[it.key()], mn[it.key()], mx[it.key()], count, idx);
     }
+    if (idx > 0 && mean.is_object())
+      for (auto it = mean.begin(); it != mean.end(); ++it)
+        if (!v.contains(it.key())) drop_numbers(it.value(), mn[it.key()], mx[it.key()]);
   } else if (v.is_number()) {
+    if (idx > 0 && !mean.is_number()) return;  // missing or not a number in an earlier run
     double x = v.get<double>();
     mean = (idx == 0 ? 0.0 : mean.get<double>()) + x / count;
     mn = idx == 0 ? x : std::min(mn.get<double>(), x);
     mx = idx == 0 ? x : std::max(mx.get<double>(), x);
   } else if (v.is_boolean()) {
     bool b = v.get<bool>();
-    mean = idx == 0 ? b : (mean.get<bool>() && b);
+    mean = idx == 0 ? b : (mean.is_boolean() && mean.get<bool>() && b);
     mn = mean;
-    mx = idx == 0 ? b : (mx.get<bool>() || b);
+    mx = idx == 0 ? b : ((mx.is_boolean() && mx.get<bool>()) || b);
   } else if (idx == 0) {
     mean = v;
     mn = v;
     mx = v;
+  } else {
+    drop_numbers(mean, mn, mx);
   }
 }
 

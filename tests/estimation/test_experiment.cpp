@@ -191,3 +191,24 @@ TEST(Experiment, TraceKeepsTwelveSignificantDigits) {
   EXPECT_GE(digits, 10) << x;
   std::filesystem::remove(csv);
 }
+
+// The lane change with the GNSS latency learned scored an output NEES in its second run only,
+// and --runs 2 ended with "type must be number, but is null". A quantity not in every run has
+// no mean: null, with the others' means intact.
+TEST(Experiment, AQuantityNotInEveryRunHasNoMean) {
+  const nlohmann::json a = {{"x", 1.0}, {"nees", {{"fl", 2.0}}}, {"ok", true}};
+  const nlohmann::json b = {{"x", 3.0}, {"nees", {{"fl", 4.0}, {"fr", 5.0}}}, {"ok", true}};
+  const nlohmann::json c = {{"x", 5.0}, {"nees", {{"fr", 6.0}}}, {"ok", false}};
+  const auto m = exp::aggregate_reports({a, b, c});
+  EXPECT_DOUBLE_EQ(m["x"].get<double>(), 3.0);
+  EXPECT_DOUBLE_EQ(m["min"]["x"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(m["max"]["x"].get<double>(), 5.0);
+  EXPECT_TRUE(m["nees"]["fl"].is_null()) << m.dump();  // not in c
+  EXPECT_TRUE(m["nees"]["fr"].is_null()) << m.dump();  // not in a
+  EXPECT_TRUE(m["max"]["nees"]["fl"].is_null()) << m.dump();
+  EXPECT_FALSE(m["ok"].get<bool>());
+  EXPECT_EQ(m["runs"], 3);
+  const auto two = exp::aggregate_reports({a, {{"x", 3.0}, {"nees", {{"fl", nullptr}}}, {"ok", true}}});
+  EXPECT_TRUE(two["nees"]["fl"].is_null()) << two.dump();  // a NaN written as null
+  EXPECT_DOUBLE_EQ(two["x"].get<double>(), 2.0);
+}
