@@ -77,6 +77,11 @@ ErrorEkf::ErrorEkf(int n, const ErrorEkfSettings& s, double dt) : settings_(s), 
   }
   for (int k = 0; k < r; ++k) Q(L.input(k), L.input(k)) = s.input_rate_noise[k];
   for (int k = 0; k < ns; ++k) Q(L.sensor(k), L.sensor(k)) = s.sensor_rate_noise[k];
+  if (!s.sensor_decay.empty()) {
+    check(s.sensor_decay, "decay rate of the sensor parameters", ns);
+    // Gauss-Markov: F = -1/tau, and Van Loan's W gives its exact q tau/2 (1 - exp(-2 dt/tau))
+    for (int k = 0; k < ns; ++k) Fc(L.sensor(k), L.sensor(k)) = -s.sensor_decay[k];
+  }
   F_ = (Fc * dt).exp();
   W_ = van_loan(Fc, Q, dt);
   P0_ = MatrixXd::Zero(N, N);

@@ -102,6 +102,11 @@ MbObserver::MbObserver(const mb::Model& model, std::vector<std::shared_ptr<const
           settings_.sensor_initial[k] <= settings_.sensor_max[k]))
       throw std::invalid_argument("sensor parameters: a starting value outside its range");
   sensor_params_ = Eigen::Map<const VectorXd>(settings_.sensor_initial.data(), static_cast<Eigen::Index>(ns));
+  sensor_keep_ = VectorXd::Ones(static_cast<Eigen::Index>(ns));
+  for (std::size_t k = 0; k < settings_.filter.sensor_decay.size() && k < ns; ++k) {
+    sensor_keep_[static_cast<Eigen::Index>(k)] = std::exp(-dt_ * settings_.filter.sensor_decay[k]);
+    sensor_decays_ = sensor_decays_ || settings_.filter.sensor_decay[k] > 0;
+  }
   tracked_value_ = VectorXd::Zero(static_cast<Eigen::Index>(ns));
   tracked_var_ = VectorXd::Constant(static_cast<Eigen::Index>(ns), -1.0);
   h_unit_ = VectorXd::Zero(ekf_.size());
@@ -356,6 +361,8 @@ ObserverStepReport MbObserver::step(const std::vector<ScalarMeasurement>& measur
     ekf_.predict(&A21_, &A22_, B_.cols() > 0 ? &B_ : nullptr);
   else
     ekf_.predict();
+  // a Gauss-Markov parameter's expected value decays as its error's transition does
+  if (sensor_decays_) sensor_params_.array() *= sensor_keep_.array();
   apply_tracked_parameters();
   if (results) results->clear();
   // Jacobian rows need R and Rdot at the predicted state.

@@ -48,8 +48,9 @@ VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle,
   parameters_ = params.list();
   for (const auto& p : parameters_) {
     const auto it = std::find(kCalibrationNames.begin(), kCalibrationNames.end(), p.name);
-    if (it == kCalibrationNames.end()) throw std::logic_error("sensor parameter without a published name: " + p.name);
-    calibration_index_.push_back(static_cast<std::size_t>(it - kCalibrationNames.begin()));
+    if (p.published && it == kCalibrationNames.end())
+      throw std::logic_error("sensor parameter without a published name: " + p.name);
+    calibration_index_.push_back(static_cast<std::size_t>(it - kCalibrationNames.begin()));  // end: unpublished
   }
   ObserverSettings settings = cfg_.settings;
   for (const auto& p : parameters_) {
@@ -58,6 +59,7 @@ VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle,
     settings.sensor_max.push_back(p.max);
     settings.filter.initial_std_s.push_back(p.initial_std);
     settings.filter.sensor_rate_noise.push_back(p.rate_noise);
+    settings.filter.sensor_decay.push_back(p.correlation_s > 0 ? 1 / p.correlation_s : 0.0);
   }
   aiding::SensorModels models;
   gnss_.add_models(models);
@@ -77,14 +79,36 @@ VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle,
   restored_input_var_.assign(cfg_.settings.estimated_inputs.size(), -1.0);
   // each parameter's state and the motion it needs
   const auto& L = obs_->filter().layout();
-  for (std::size_t k = 0; k < parameters_.size(); ++k)
-    learned_.push_back({L.sensor(static_cast<int>(k)), excitation_of(parameters_[k].name), true});
+  for (std::size_t k = 0; k < parameters_.size(); ++k)  // a nuisance state is always estimated
+    if (parameters_[k].published)
+      learned_.push_back({L.sensor(static_cast<int>(k)), excitation_of(parameters_[k].name), true});
   for (int k = 0; k < L.inputs; ++k) {
     const int slot = est[static_cast<std::size_t>(k)];
     std::string_view name = "mu";
     for (const auto& p : model_parameters())
       if (p.slot == slot) name = p.name;
     learned_.push_back({L.input(k), excitation_of(name), false});
+  }
+}
+
+void VehicleObserver::correlate_start_with_receiver_error() {
+  // A start at a fix is where the receiver's error puts it: the position error is minus the
+  // receiver's, P(r, r) += P(e, e), P(r, e) = -P(e, e). Without it the start was as sure as
+  // initial_std (5 cm) 1.7 m off, and valid.
+  const int k = gnss_.error_param();
+  const int jx = obs_->observed_index(vehicle_->x), jy = obs_->observed_index(vehicle_->y);
+  if (k < 0 || jx < 0 || jy < 0) return;
+  // the fix placed the model where the receiver's error puts it: that error starts again
+  const double s0 = parameters_[static_cast<std::size_t>(k)].initial_std;
+  obs_->set_sensor_parameter(k, 0.0, s0 * s0);
+  obs_->set_sensor_parameter(k + 1, 0.0, s0 * s0);
+  auto& P = obs_->filter().covariance();
+  const auto& L = obs_->filter().layout();
+  for (auto [j, e] : {std::pair{jx, L.sensor(k)}, std::pair{jy, L.sensor(k + 1)}}) {
+    const int i = L.z(j);
+    const double var = P(e, e);
+    P(i, i) += var;
+    P(i, e) = P(e, i) = -var;
   }
 }
 
@@ -372,7 +396,10 @@ void VehicleObserver::reinitialise(double t, std::uint32_t why) {
   const bool from_fix = gnss_.pose_from_recent_fix(t, st);
   try {
     start(st, t);
-    if (from_fix) correlate_start_with_latency(st);
+    if (from_fix) {
+      correlate_start_with_receiver_error();
+      correlate_start_with_latency(st);
+    }
   } catch (const std::exception&) {
     started_ = false;  // wait for the next fix
   }
@@ -400,6 +427,7 @@ const EstimateRecord& VehicleObserver::step(double t) {
     if (auto pose = gnss_.first_fix_pose(t)) {
       try {
         start(*pose, t);
+        correlate_start_with_receiver_error();
         correlate_start_with_latency(*pose);
       } catch (const std::exception&) {
         // no static equilibrium found: try again with the next fix
@@ -454,6 +482,7 @@ void VehicleObserver::fill_record(double t) {
   if (inputs_.implausible()) rec_.faults |= kFaultInputImplausible;
 
   for (std::size_t k = 0; k < parameters_.size(); ++k) {  // what it has learned so far
+    if (!parameters_[k].published) continue;
     auto& c = rec_.calibration[calibration_index_[k]];
     c.estimated = true;
     c.value = obs_->sensor_parameters()[static_cast<Eigen::Index>(k)];
@@ -533,6 +562,7 @@ void VehicleObserver::fill_record(double t) {
   src.inputs_plausible = !inputs_.implausible();
   src.guessing = inputs_.guessing(t);
   src.fix_position_std = gnss_.position_std();
+  if (cfg_.gnss.use_position) src.correlated_std = cfg_.gnss.correlated_std;
   src.fix_velocity_std = cfg_.gnss.velocity_std;
   if (gnss_.latency_param() >= 0) src.latency_std = gnss_.latency_std(), src.vx = rec_.vx, src.vy = rec_.vy;
   for (const auto* s :

@@ -98,6 +98,8 @@ void inflate_uncertainty(const SourcesState& s, EstimateRecord& r) {
   add(r.std_x, std::abs(s.vx) * s.latency_std);
   add(r.std_y, std::abs(s.vy) * s.latency_std);
   add(r.std_yaw, s.gnss_course.bias[0]);
+  add(r.std_x, s.correlated_std);
+  add(r.std_y, s.correlated_std);
   if (s.guessing) {
     auto floor = [](double& sd, double least) {
       if (sd >= 0) sd = std::max(sd, least);

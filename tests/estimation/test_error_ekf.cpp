@@ -346,6 +346,30 @@ TEST(ErrorEkf, AnEstimatedInputIsTakenByTheTrapezoidalRuleWithTheJacobians) {
   EXPECT_NEAR(P(1, 1), dzd * dzd, 1e-15);
 }
 
+// A Gauss-Markov sensor parameter (a receiver's wandering error): its transition is
+// exp(-dt / tau), Van Loan's noise is q tau / 2 (1 - exp(-2 dt / tau)), and with nothing
+// observing it its variance settles at q tau / 2 = sigma^2 for q = 2 sigma^2 / tau, where a
+// random walk's would grow without bound (here: to its ceiling, the initial variance).
+TEST(ErrorEkf, AGaussMarkovSensorParameterDecaysAndSettlesAtItsVariance) {
+  const double dt = 0.01, tau = 2.0, sigma = 1.5, q = 2 * sigma * sigma / tau;
+  ErrorEkfSettings s = settings(1, false);
+  s.sensor_rate_noise = {q};
+  s.initial_std_s = {sigma};
+  s.sensor_decay = {1 / tau};
+  ErrorEkf f(1, s, dt);
+  const int i = f.layout().sensor(0);
+  EXPECT_NEAR(f.plant_noise()(i, i), q * tau / 2 * (1 - std::exp(-2 * dt / tau)), 1e-15);
+  f.covariance().setZero();
+  f.covariance()(i, i) = 1;
+  f.predict();
+  EXPECT_NEAR(f.covariance()(i, i) - f.plant_noise()(i, i), std::exp(-2 * dt / tau), 1e-14);
+  f.covariance()(i, i) = 0;
+  for (int k = 0; k < static_cast<int>(10 * tau / dt); ++k) f.predict();
+  EXPECT_NEAR(f.covariance()(i, i), sigma * sigma, 1e-6 * sigma * sigma);
+  s.sensor_decay = {-1.0};
+  EXPECT_THROW(ErrorEkf(1, s, dt), std::invalid_argument);
+}
+
 // Schmidt's consider update (Schmidt 1966): with the sensor block not learning, a measurement
 // leaves the parameters' estimates at zero, and the covariance is Joseph's form for the gain
 // whose sensor rows are zero, computed here densely: (I - K H) P (I - K H)' + K r K'.

@@ -637,6 +637,78 @@ TEST(VehicleObserver, CourseSideslipStdIsReadAndCheckedFromTheGnssSection) {
   }
 }
 
+// A metre-class receiver: its error correlated over minutes is in the position's sigma, or
+// in two Gauss-Markov error states; one or the other (docs/configuration.md).
+TEST(VehicleObserver, TheReceiversCorrelatedErrorIsReadAsASigmaOrAsErrorStates) {
+  const auto base = observer_section("mbobserver.json");
+  EXPECT_EQ(read_observer(base).gnss.correlated_std, 0.0);
+  EXPECT_EQ(read_observer(base).gnss.error_correlation_s, 0.0);
+  auto j = base;
+  j["gnss"]["correlated_std"] = 1.7;
+  EXPECT_EQ(read_observer(j).gnss.correlated_std, 1.7);
+  j["gnss"].erase("correlated_std");
+  j["gnss"]["estimate_error"] = {{"std", 1.7}, {"correlation_s", 120}};
+  const auto g = read_observer(j).gnss;
+  EXPECT_EQ(g.error_std, 1.7);
+  EXPECT_EQ(g.error_correlation_s, 120);
+  EXPECT_NEAR(g.white_std, 0.17, 1e-15);  // the default: a tenth
+  auto refused = [&](const nlohmann::json& section, const char* where) {
+    try {
+      read_observer(section);
+      ADD_FAILURE() << "accepted: " << section["gnss"].dump();
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(where), std::string::npos) << e.what();
+    }
+  };
+  j["gnss"]["correlated_std"] = 1.7;
+  refused(j, "/gnss/estimate_error");
+  j["gnss"].erase("correlated_std");
+  j["gnss"]["estimate_error"].erase("correlation_s");
+  refused(j, "missing required key \"correlation_s\"");
+}
+
+// The published position sigma holds the receiver's correlated error in quadrature.
+TEST(VehicleObserver, TheReceiversCorrelatedErrorIsInThePositionsSigma) {
+  EstimateRecord r;
+  r.std_x = 0.2, r.std_y = 0.3, r.std_vx = r.std_vy = 0.01;
+  est::SourcesState s;
+  s.correlated_std = 1.7;
+  est::inflate_uncertainty(s, r);
+  EXPECT_NEAR(r.std_x, std::hypot(0.2, 1.7), 1e-12);
+  EXPECT_NEAR(r.std_y, std::hypot(0.3, 1.7), 1e-12);
+  EXPECT_EQ(r.std_vx, 0.01);
+}
+
+// The receiver's error as two Gauss-Markov states: a start at a fix is as uncertain as the
+// receiver (the model placed 1.7 m off with a sigma of 5 cm was flagged valid), and the error
+// states are the filter's, not calibration: not published.
+TEST(VehicleObserver, AStartAtAFixIsAsUncertainAsTheReceiversErrorStatesSay) {
+  auto sc = scenario("vehicle_double_lane_change.json", 1);
+  sc.observer.gnss.error_std = 1.7;
+  sc.observer.gnss.error_correlation_s = 120;
+  sc.observer.gnss.white_std = 0.17;
+  exp::TruthDrive truth(sc, 1);
+  est::VehicleObserver obs(sc.model, sc.observer, sc.dt);
+  ASSERT_EQ(obs.sensor_parameters().size(), 2u);
+  EXPECT_FALSE(obs.sensor_parameters()[0].published);
+  std::vector<Measurement> meas;
+  EstimateRecord rec;
+  int started = 0;
+  while (!truth.done()) {  // from the first fix on (no start given)
+    meas.clear();
+    truth.advance(meas);
+    for (const auto& m : meas) obs.push(m);
+    rec = obs.step(truth.t());
+    if (!obs.started()) continue;
+    ++started;
+    EXPECT_GT(rec.std_x, 1.0) << "t = " << rec.t;
+    EXPECT_GT(rec.std_y, 1.0) << "t = " << rec.t;
+    EXPECT_FALSE(rec.validity.position) << "t = " << rec.t;
+  }
+  EXPECT_GT(started, 400);
+  for (const auto& c : rec.calibration) EXPECT_FALSE(c.estimated);
+}
+
 TEST(VehicleObserver, EstimatedInputsAreReadAndCheckedWithTheirPointers) {
   const auto base = observer_section("mbobserver.json");
   auto sc = scenario("vehicle_double_lane_change.json", 1);
@@ -706,15 +778,17 @@ TEST_P(StepAllocatesNothing, OnceRunning) {
   EXPECT_EQ(allocations, 0) << "over " << steps << " steps";
 }
 
-INSTANTIATE_TEST_SUITE_P(VehicleObserver, StepAllocatesNothing,
-                         ::testing::Values(std::pair{"vehicle_double_lane_change.json", "{}"},
-                                           std::pair{
-                                               "vehicle_double_lane_change.json",
-                                               R"({"imu": {"estimate_gyro_bias": {}}, "wheels": {"estimate_scale": {}},
+INSTANTIATE_TEST_SUITE_P(
+    VehicleObserver, StepAllocatesNothing,
+    ::testing::Values(std::pair{"vehicle_double_lane_change.json", "{}"},
+                      std::pair{"vehicle_double_lane_change.json",
+                                R"({"imu": {"estimate_gyro_bias": {}}, "wheels": {"estimate_scale": {}},
                              "gnss": {"estimate_latency": {}}, "filter": {"force_error": {"estimate_inputs": {
                              "payload_front": {"initial_std": 150, "plant_noise": 1},
                              "payload_rear": {"initial_std": 150, "plant_noise": 1}}}}})"},
-                                           std::pair{"production_double_lane_change.json", "{}"}));
+                      std::pair{"vehicle_double_lane_change.json",
+                                R"({"gnss": {"estimate_error": {"std": 1.7, "correlation_s": 120}}})"},
+                      std::pair{"production_double_lane_change.json", "{}"}));
 
 }  // namespace
 

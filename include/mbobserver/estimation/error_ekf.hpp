@@ -41,6 +41,9 @@ struct ErrorEkfSettings {
   // spectral density of each one's rate and its initial 1-sigma, which is also the largest its
   // 1-sigma may grow to while nothing observes it.
   std::vector<double> sensor_rate_noise, initial_std_s;
+  // Per sensor parameter, 1 / its correlation time (1/s): 0 (or none given) a random walk, > 0
+  // a first-order Gauss-Markov process d/dt e = -e / tau + w (a GNSS receiver's error).
+  std::vector<double> sensor_decay;
   double gate_sigma = 5;  // reject |innovation| > gate_sigma * sqrt(S); 0: no gate
   double max_variance = 1e12;  // variances are clipped here (bounded covariance)
 };

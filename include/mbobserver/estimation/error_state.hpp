@@ -6,7 +6,8 @@
 //   input  FE: errors of estimated model inputs (the road friction), random walks that
 //          accelerate the model through B = dzdd/dp
 //   sensor errors of sensor parameters (gyroscope biases, wheels' rolling-radius scales, the
-//          GNSS latency), random walks that enter the measurement rows only (H), not the model
+//          GNSS latency; random walks) and of the receiver's wandering error (Gauss-Markov),
+//          which enter the measurement rows only (H), not the model
 // Every part of the estimator (the filter, the observer, the aiding units, the experiments)
 // indexes the error state through this layout, never by raw offsets. A new block (sensor
 // parameters that enter H only, say) is appended after the last one here.

@@ -176,6 +176,8 @@ class MbObserver {
   Gradients grad_;
   VectorXd input_error_, input_base_;
   VectorXd sensor_params_, tmp_s_;
+  VectorXd sensor_keep_;  // per step exp(-dt / tau) of a Gauss-Markov parameter, 1 of a random walk
+  bool sensor_decays_ = false;
   VectorXd tracked_value_, tracked_var_;  // per sensor parameter: pending, var < 0 none
   VectorXd h_unit_;
   long steps_ = 0;

@@ -144,6 +144,8 @@ class VehicleObserver {
   void choose_learning(double dt);
   // After a start placed at a fix: its position error is the learned latency's (along the track).
   void correlate_start_with_latency(const models::VehicleStart& st);
+  // After a start placed at a fix: its position error is minus the receiver's error states'.
+  void correlate_start_with_receiver_error();
   void apply_adaptation();
   void gather(double t);
   void account(double t);

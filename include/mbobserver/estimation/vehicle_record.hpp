@@ -51,6 +51,8 @@ struct SourcesState {
   // point's velocity (ENU, m/s): a fix taken back over a lag known to dtau is off by v dtau
   // along the track.
   double latency_std = 0, vx = 0, vy = 0;
+  // The receiver's error correlated beyond what the filter averages (GnssConfig::correlated_std).
+  double correlated_std = 0;
 };
 
 // The heading the GNSS gives through the model rests on the model's rear slip angle: fixes and

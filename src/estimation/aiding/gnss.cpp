@@ -64,6 +64,14 @@ GnssConfig read_gnss_config(const JsonReader& g, double default_gate) {
     if (!(L.min <= G.latency_s && G.latency_s <= L.max)) l->fail("latency_s is outside [min, max]");
     l->finish();
   }
+  G.correlated_std = g.number_in("correlated_std", 0, 1000, 0);
+  if (auto e = g.find("estimate_error")) {
+    if (G.correlated_std > 0) e->fail("either \"correlated_std\" or \"estimate_error\": the error states hold it");
+    G.error_correlation_s = e->positive_up_to("correlation_s", 86400);
+    G.error_std = e->positive_up_to("std", 1000);
+    G.white_std = e->positive_up_to("white_std", 1000, 0.1 * G.error_std);
+    e->finish();
+  }
   G.latency.initial = G.latency_s;
   G.latency.velocity_std = G.velocity_std;
   G.learn_max_std = g.positive_up_to("learn_max_std", 1000, G.learn_max_std);
@@ -102,6 +110,14 @@ void GnssAiding::declare_parameters(SensorParameters& list) {
   const auto& l = cfg_.latency;
   if (cfg_.estimate_latency)
     latency_param_ = list.add({"gnss_latency", cfg_.latency_s, l.initial_std, 0.0, l.min, l.max, 0.005});
+  if (cfg_.error_correlation_s > 0) {
+    // Gauss-Markov: q = 2 sigma^2 / tau keeps the variance at sigma^2; held within 10 sigma
+    const double s = cfg_.error_std, tau = cfg_.error_correlation_s;
+    for (const char* axis : {"gnss_error_e", "gnss_error_n"}) {
+      const int k = list.add({axis, 0.0, s, 2 * s * s / tau, -10 * s, 10 * s, 0.0, tau, false});
+      if (error_param_ < 0) error_param_ = k;
+    }
+  }
 }
 
 void GnssAiding::add_models(SensorModels& models) const {
@@ -110,6 +126,7 @@ void GnssAiding::add_models(SensorModels& models) const {
   // every row carries its sample's age (gather), which the models add to the latency
   auto position = std::make_shared<GnssPositionSensor>(antenna_, cfg_.chassis_only, origin, cfg_.latency_s);
   position->estimate_latency(latency_param_);
+  position->estimate_error(error_param_);
   models[index_of(SensorKind::gnss_position)] = position;
   models[index_of(SensorKind::gnss_velocity)] =
       std::make_shared<GnssVelocitySensor>(antenna_, cfg_.latency_s, latency_param_);
@@ -250,6 +267,7 @@ void GnssAiding::gather(double t, MeasurementRows& rows) {
         if (gst_n_ > 0) sn = gst_n_;
         if (gst_u_ > 0) su = gst_u_;
       }
+      if (error_param_ >= 0) se = sn = cfg_.white_std;  // the rest of the sigma is the error states'
       if (cfg_.use_position) {
         // the fix is the antenna's its age + the latency ago
         const double age = std::max(0.0, t - tl);

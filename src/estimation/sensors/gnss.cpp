@@ -21,6 +21,10 @@ double GnssPositionSensor::measure(const MeasureContext& c, int row, Gradients* 
       push_gradient(antenna_, 0.5 * latency * latency * Eigen::Vector3d::Unit(row), g->dqdd);
     }
   }
+  if (error_param_ >= 0 && row < 2) {
+    if (g) g->dp.add(error_param_ + row, 1.0);
+    return r[row] + c.param(error_param_ + row, 0.0);
+  }
   return r[row];
 }
 

@@ -188,6 +188,12 @@ struct SensorParameter {
   std::string name;  // as published: "gyro_bias_z", "wheel_scale_fl", "gnss_latency"
   double initial = 0, initial_std = 1, rate_noise = 0, min = 0, max = 0;
   double converged_std = 0;  // its 1-sigma below this: learned
+  // > 0: a first-order Gauss-Markov process of this correlation time (s) rather than a random
+  // walk; its value decays to 0 between updates (a receiver's slowly wandering error).
+  double correlation_s = 0;
+  // A calibration of the car or a sensor, published and kept in the state file; false: a
+  // nuisance state the filter needs and nobody keeps (the receiver's present error).
+  bool published = true;
 };
 
 // The configuration of an estimated parameter ("estimate_...": {...} in a unit's section).

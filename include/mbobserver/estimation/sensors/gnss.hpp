@@ -25,12 +25,14 @@ class GnssPositionSensor final : public Sensor {
   double measure(const MeasureContext& c, int row, Gradients* g) const override;
   // The latency is estimated as sensor parameter `param` (d h / d latency = -v_antenna).
   void estimate_latency(int param) { latency_param_ = param; }
+  // The receiver's east and north error are sensor parameters `param` and `param` + 1: h += e.
+  void estimate_error(int param) { error_param_ = param; }
 
  private:
   mb::LinearVec antenna_, origin_;
   bool chassis_only_;
   double latency_;
-  int latency_param_ = -1;
+  int latency_param_ = -1, error_param_ = -1;
 };
 
 // h = horizontal velocity of the antenna (2 rows: east, north), with the lever-arm velocity
