@@ -146,9 +146,15 @@ void OutputSigma::write_sigmas(const Eigen::MatrixXd& P, bool fe, EstimateRecord
     payload_sd[k] =
         payload_entry_[k] < 0 ? payload_prior_[k] : std::sqrt(std::max(P(payload_entry_[k], payload_entry_[k]), 0.0));
   for (int w = 0; w < 4; ++w) {
-    const double load_model =
-        std::hypot(kTyreLoadModelSigma, load_per_kg_[w][0] * payload_sd[0], load_per_kg_[w][1] * payload_sd[1]);
-    r.std_tyre_fx[w] = sd(w), r.std_tyre_fy[w] = sd(4 + w), r.std_tyre_fz[w] = with_floor(sd(8 + w), load_model);
+    const double payload_load = std::hypot(load_per_kg_[w][0] * payload_sd[0], load_per_kg_[w][1] * payload_sd[1]);
+    // A tyre's force at a given slip scales with its load (the brush model's F ~ Fz at the
+    // slips the wheels and the GNSS observe), so the load's relative sigma is the force's:
+    // dF = F dFz / Fz, the same as the payload's inertial force dm a on the axle that carries
+    // it (F = m_w a, Fz = m_w g). The loaded van, as shipped, had Fx 500 N off while flagged.
+    const double relative = r.tyre_fz[w] > 1 ? payload_load / r.tyre_fz[w] : 0;
+    r.std_tyre_fx[w] = with_floor(sd(w), relative * std::abs(r.tyre_fx[w]));
+    r.std_tyre_fy[w] = with_floor(sd(4 + w), relative * std::abs(r.tyre_fy[w]));
+    r.std_tyre_fz[w] = with_floor(sd(8 + w), std::hypot(kTyreLoadModelSigma, payload_load));
     r.std_slip_ratio[w] = sd(12 + w), r.std_slip_angle_deg[w] = sd(16 + w);
     r.std_suspension_travel[w] = with_floor(sd(20 + w), kTravelModelSigma), r.std_wheel_spin_angle[w] = sd(24 + w);
     r.std_wheel_speed[w] = sd(28 + w);

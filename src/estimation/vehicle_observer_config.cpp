@@ -207,6 +207,7 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
       c.validity.payload_std_kg = {p[0], p[1]};
     }
     c.validity.max_tyre_load_std = v->positive_up_to("max_tyre_load_std", 1e6, c.validity.max_tyre_load_std);
+    c.validity.max_tyre_force_std = v->positive_up_to("max_tyre_force_std", 1e6, c.validity.max_tyre_force_std);
     c.validity.rear_slip_angle_rel_std =
         v->number_in("rear_slip_angle_rel_std", 0, 10, c.validity.rear_slip_angle_rel_std);
     auto& M = c.validity.monitor;

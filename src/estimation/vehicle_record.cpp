@@ -129,6 +129,10 @@ void record_validity(const ValidityConfig& V, const SourcesState& s, EstimateRec
       v.velocity && v.heading && !s.wheels.bad() && s.inputs_plausible && !(r.faults & kFaultInputTimeout);
   v.tyre_loads = v.virtual_sensors;
   for (double sd : r.std_tyre_fz) v.tyre_loads = v.tyre_loads && sd >= 0 && sd < V.max_tyre_load_std;
+  v.tyre_forces = v.virtual_sensors;
+  for (int w = 0; w < 4; ++w)
+    for (double sd : {r.std_tyre_fx[w], r.std_tyre_fy[w]})
+      v.tyre_forces = v.tyre_forces && sd >= 0 && sd < V.max_tyre_force_std;
   const bool gnss_lost =
       (s.gnss_position.fused && s.gnss_position.lost) || (s.gnss_velocity.fused && s.gnss_velocity.lost);
   r.valid = !gnss_lost && v.position && v.heading && v.velocity && v.attitude && v.virtual_sensors &&

@@ -20,6 +20,7 @@ std::vector<ValidityOutput> make() {
     return out;
   };
   auto virtual_flag = [](const Validity& v) { return v.virtual_sensors; };
+  auto forces_flag = [](const Validity& v) { return v.tyre_forces; };
   return {
       {"position",
        "position",
@@ -49,8 +50,8 @@ std::vector<ValidityOutput> make() {
        0,
        virtual_flag,
        [](const EstimateRecord& r, std::size_t) { return r.std_sideslip_deg; }},
-      {"tyre_fx", "virtual_sensors", per_wheel("tyre_fx"), {}, kTyreForceBound_N, virtual_flag, nullptr},
-      {"tyre_fy", "virtual_sensors", per_wheel("tyre_fy"), {}, kTyreForceBound_N, virtual_flag, nullptr},
+      {"tyre_fx", "tyre_forces", per_wheel("tyre_fx"), {}, kTyreForceBound_N, forces_flag, nullptr},
+      {"tyre_fy", "tyre_forces", per_wheel("tyre_fy"), {}, kTyreForceBound_N, forces_flag, nullptr},
       {"tyre_fz",
        "tyre_loads",
        per_wheel("tyre_fz"),
@@ -68,10 +69,11 @@ const std::vector<ValidityOutput>& validity_outputs() {
   return outputs;
 }
 
-FalseValidRate::FalseValidRate() : over_(validity_outputs().size(), 0) {}
+FalseValidRate::FalseValidRate() : over_(validity_outputs().size(), 0), valid_(validity_outputs().size(), 0) {}
 
 void FalseValidRate::add(std::size_t o, bool valid, std::span<const double> errors, std::span<const double> sigmas) {
   if (!valid) return;
+  ++valid_[o];
   const ValidityOutput& out = validity_outputs()[o];
   for (std::size_t k = 0; k < errors.size(); ++k) {
     const double bound = out.has_sigma() ? kFalseValidSigmas * sigmas[k] : out.bound;
@@ -92,6 +94,7 @@ nlohmann::json FalseValidRate::report(const std::vector<bool>& skip) const {
     if (o < skip.size() && skip[o]) continue;
     j["rate"][outs[o].name] = rate(o);
     j["false_valid_steps"][outs[o].name] = over_[o];
+    j["valid_share"][outs[o].name] = valid_share(o);
     if (outs[o].has_sigma())
       j["bound"][outs[o].name] = std::to_string(static_cast<int>(kFalseValidSigmas)) + " sigma";
     else

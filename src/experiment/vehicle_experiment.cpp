@@ -320,6 +320,7 @@ json run_vehicle_experiment(const VehicleScenario& nominal, const RunOptions& op
         *opt.trace << "," << qq->name << "_truth," << qq->name << "_model," << qq->name << "_observer";
       *opt.trace << ",valid,std_x,std_y,std_yaw,std_vx,std_vy,std_sideslip_deg";
       for (const char* w : {"fl", "fr", "rl", "rr"}) *opt.trace << ",std_tyre_fy_" << w;
+      for (const char* w : {"fl", "fr", "rl", "rr"}) *opt.trace << ",std_tyre_fx_" << w;
       // the learned parameters (those the observer estimates), then the step's fault bits
       for (std::size_t k = 0; k < kCalibrationCount; ++k)
         if (obs.estimate().calibration[k].estimated)
@@ -335,6 +336,7 @@ json run_vehicle_experiment(const VehicleScenario& nominal, const RunOptions& op
       *opt.trace << "," << rec.valid << "," << rec.std_x << "," << rec.std_y << "," << rec.std_yaw << "," << rec.std_vx
                  << "," << rec.std_vy << "," << rec.std_sideslip_deg;
       for (double sd : rec.std_tyre_fy) *opt.trace << "," << sd;
+      for (double sd : rec.std_tyre_fx) *opt.trace << "," << sd;
       for (const auto& c : rec.calibration)
         if (c.estimated) *opt.trace << "," << c.value << "," << c.std;
       *opt.trace << "," << rec.faults << "\n";

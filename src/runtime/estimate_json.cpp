@@ -168,6 +168,7 @@ void write_estimate_json(const EstimateRecord& r, std::string& out, const JsonOp
   w.field_bool("attitude", r.validity.attitude);
   w.field_bool("virtual_sensors", r.validity.virtual_sensors);
   w.field_bool("tyre_loads", r.validity.tyre_loads);
+  w.field_bool("tyre_forces", r.validity.tyre_forces);
   w.end_object();
   write_sensors(w, r.sensors);
   write_faults(w, r.faults);

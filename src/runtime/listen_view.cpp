@@ -123,8 +123,8 @@ struct PerWheel {
   const char* validity;  // health.validity key that covers it
 };
 constexpr std::array<PerWheel, 8> kPerWheel = {{
-    {"tyre Fx", "N", "tyre_fx", nullptr, 1, "virtual_sensors"},
-    {"tyre Fy", "N", "tyre_fy", nullptr, 1, "virtual_sensors"},
+    {"tyre Fx", "N", "tyre_fx", nullptr, 1, "tyre_forces"},
+    {"tyre Fy", "N", "tyre_fy", nullptr, 1, "tyre_forces"},
     {"tyre Fz", "N", "tyre_fz", nullptr, 1, "tyre_loads"},
     {"slip ratio", "1", "slip_ratio", nullptr, 4, "virtual_sensors"},
     {"slip angle", "deg", "slip_angle_deg", nullptr, 3, "virtual_sensors"},

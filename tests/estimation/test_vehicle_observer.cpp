@@ -291,6 +291,26 @@ TEST(VehicleObserver, TyreLoadsAreValidOnlyWithEveryLoadsSigmaUnderTheBound) {
   EXPECT_FALSE(flag({100, 100, 100, 100}, 1.0));  // velocity, and with it the virtual sensors, invalid
 }
 
+// validity.tyre_forces: the virtual sensors' flag and every wheel's Fx and Fy sigma under the bound.
+TEST(VehicleObserver, TyreForcesAreValidOnlyWithEveryForcesSigmaUnderTheBound) {
+  est::ValidityConfig V;
+  V.max_tyre_force_std = 125;
+  auto flag = [&](PerWheel fx, PerWheel fy, double std_vx) {
+    EstimateRecord r;
+    r.std_x = r.std_y = 0.01, r.std_yaw = 0.001, r.std_vx = std_vx, r.std_vy = 0.01;
+    r.std_tyre_fx = fx, r.std_tyre_fy = fy;
+    r.std_tyre_fz = {500, 500, 500, 500};  // the loads' flag is not the forces'
+    est::record_validity(V, est::SourcesState{}, r);
+    EXPECT_FALSE(r.validity.tyre_loads);
+    return r.validity.tyre_forces;
+  };
+  EXPECT_TRUE(flag({10, 20, 30, 124}, {100, 110, 120, 124}, 0.01));
+  EXPECT_FALSE(flag({10, 20, 126, 30}, {100, 110, 120, 124}, 0.01));
+  EXPECT_FALSE(flag({10, 20, 30, 40}, {100, 126, 120, 124}, 0.01));
+  EXPECT_FALSE(flag({10, 20, -1, 40}, {100, 110, 120, 124}, 0.01));  // a sigma not known yet
+  EXPECT_FALSE(flag({10, 20, 30, 40}, {10, 20, 30, 40}, 1.0));  // velocity, and with it the virtual sensors, invalid
+}
+
 // A learned GNSS latency's sigma is an along-track error of the position: v dtau is added to
 // std.x and std.y (the combined robustness drive, 300 s, latency learned: position false-valid
 // 2.8 -> 1.3 %, x NEES 2.96 -> 1.88, RMSE unchanged).
@@ -311,12 +331,13 @@ TEST(VehicleObserver, TheLearnedLatencysSigmaIsInThePositionsSigma) {
 }
 
 // A car heavier than its vehicle file (200 kg at its CG: about 490 N more on each tyre): the
-// observer cannot see the load in the tyre loads it publishes, so only their sigma can say it.
+// observer cannot see the load in the tyre loads and forces it publishes, so only their sigma
+// can say it.
 // With the load the file gives taken as known, tyre_loads was set while Fz was more than 500 N
 // off on most steps; with the payload prior (40 kg front, 80 kg rear: sigma 129-398 N per
 // wheel) it is never set. 200 kg is 2.5 sigma of that prior, and the front loads' NEES says so:
 // 894 -> 21 (Fz FL off by 598 N RMSE).
-TEST(VehicleObserver, TyreLoadsOfACarHeavierThanItsFileAreNotFlaggedValid) {
+TEST(VehicleObserver, TyreLoadsAndForcesOfACarHeavierThanItsFileHoldTheLoadInTheirSigma) {
   auto sc = scenario("robustness/sedan_dlc_heavier.json", 4);
   sc.observer.validity.payload_std_kg = {0, 0};
   const auto known = exp::run_vehicle_experiment(sc, {});
@@ -335,6 +356,24 @@ TEST(VehicleObserver, TyreLoadsOfACarHeavierThanItsFileAreNotFlaggedValid) {
             << known["consistency"]["output_nees"]["tyre_fz_fl"] << " -> "
             << prior["consistency"]["output_nees"]["tyre_fz_fl"] << "; Fz FL RMSE "
             << rmse(prior, "observer", "tyre_fz_fl") << " N\n";
+
+  // The forces too: a tyre's force at the observed slip scales with its load, so the load's
+  // relative sigma is the force's (output_sigma.cpp). Without it the lateral forces' sigma was
+  // optimistic on the heavier car and the forces were flagged valid on every step.
+  auto fy_nees = [](const nlohmann::json& rep, const char* q) {
+    return rep["consistency"]["output_nees"][q].get<double>();
+  };
+  auto share = [](const nlohmann::json& rep) { return rep["false_valid"]["valid_share"]["tyre_fy"].get<double>(); };
+  for (const char* q : {"tyre_fy_fl", "tyre_fy_rl"}) {
+    EXPECT_LT(fy_nees(prior, q), 0.7 * fy_nees(known, q)) << q;
+    std::cout << q << " NEES " << fy_nees(known, q) << " -> " << fy_nees(prior, q) << "\n";
+  }
+  EXPECT_GT(fy_nees(known, "tyre_fy_fl"), 3.0);
+  EXPECT_LT(fy_nees(prior, "tyre_fy_rl"), 2.0);  // the rear prior (80 kg) holds most of it
+  EXPECT_LT(share(prior), share(known));
+  EXPECT_GT(share(prior), 0.0);  // the straight before the lane change is flagged
+  EXPECT_EQ(prior["false_valid"]["rate"]["tyre_fy"].get<double>(), 0.0);
+  std::cout << "tyre forces flagged on " << share(known) << " -> " << share(prior) << " of the steps\n";
 }
 
 // The heading through the GNSS rests on the model's rear slip angle (add_rear_slip_error): on
@@ -369,6 +408,7 @@ TEST(VehicleObserver, TheYawSigmaHoldsTheRearSlipAngleTheTyresMayDifferBy) {
 // 0.38; sideslip 0.0108 -> 0.0029 deg.
 TEST(VehicleObserver, AdaptivePlantNoiseMakesTheMatchedLaneChangesFySigmaHonest) {
   auto sc = scenario("vehicle_double_lane_change.json", 8);
+  sc.observer.validity.payload_std_kg = {0, 0};  // the truth is the vehicle file, load included
   const auto& a = sc.observer.adaptation;  // the defaults of docs/configuration.md
   ASSERT_TRUE(a.on);
   EXPECT_EQ(a.x, 0);  // observe: x y yaw spins; across the heading and yaw
@@ -418,6 +458,7 @@ TEST(VehicleObserver, TheSteeringWheelAnglesQuantumIsInTheFrontTyresSigma) {
   auto sc =
       exp::load_vehicle_scenario(std::string(MBO_SOURCE_DIR) + "/scenarios/production_double_lane_change.json", &patch);
   sc.duration = 10;
+  sc.observer.validity.payload_std_kg = {0, 0};  // the truth is the vehicle file, load included
   ASSERT_GT(sc.observer.bus_inputs.steering.resolution, 0.0);  // from the bus's quantum
   const auto with = exp::run_vehicle_experiment(sc, {});
   sc.observer.bus_inputs.steering.resolution = 0;
@@ -597,16 +638,19 @@ TEST(VehicleObserver, AdaptivePlantNoiseIsReadAndItsCoordinatesChecked) {
   }
 }
 
-TEST(VehicleObserver, PayloadPriorAndTyreLoadBoundAreReadAndChecked) {
+TEST(VehicleObserver, PayloadPriorAndTyreLoadAndForceBoundsAreReadAndChecked) {
   auto j = observer_section("mbobserver.json");
   const auto defaults = read_observer(j);
   EXPECT_EQ(defaults.validity.payload_std_kg, (std::array<double, 2>{40, 80}));
   EXPECT_EQ(defaults.validity.max_tyre_load_std, 125);
+  EXPECT_EQ(defaults.validity.max_tyre_force_std, 125);
   EXPECT_EQ(defaults.validity.rear_slip_angle_rel_std, 0.2);
   j["validity"]["payload_std_kg"] = {0, 150};
   j["validity"]["max_tyre_load_std"] = 200;
+  j["validity"]["max_tyre_force_std"] = 300;
   j["validity"]["rear_slip_angle_rel_std"] = 0.1;
   const auto c = read_observer(j);
+  EXPECT_EQ(c.validity.max_tyre_force_std, 300);
   EXPECT_EQ(c.validity.rear_slip_angle_rel_std, 0.1);
   EXPECT_EQ(c.validity.payload_std_kg, (std::array<double, 2>{0, 150}));
   EXPECT_EQ(c.validity.max_tyre_load_std, 200);
@@ -619,6 +663,14 @@ TEST(VehicleObserver, PayloadPriorAndTyreLoadBoundAreReadAndChecked) {
   }
   j["validity"]["payload_std_kg"] = {10, -1};
   EXPECT_THROW(read_observer(j), ConfigError);
+  j["validity"]["payload_std_kg"] = {10, 10};
+  j["validity"]["max_tyre_force_std"] = 0;  // no sigma is under it: a flag never set
+  try {
+    read_observer(j);
+    FAIL() << "a zero force bound was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("/validity/max_tyre_force_std"), std::string::npos) << e.what();
+  }
 }
 
 TEST(VehicleObserver, CourseSideslipStdIsReadAndCheckedFromTheGnssSection) {

@@ -85,7 +85,11 @@ struct Validity {
   bool heading = false;
   bool velocity = false;
   bool attitude = false;
-  bool virtual_sensors = false;  // tyre forces, slip, sideslip
+  bool virtual_sensors = false;  // sideslip, slips, travels, wheel speeds, accelerations
+  // the tyre forces: virtual_sensors and every std.tyre_fx and std.tyre_fy under
+  // validity.max_tyre_force_std, the payload's uncertainty included (a load not known is a
+  // force not known: a tyre's force at a given slip scales with its load)
+  bool tyre_forces = false;
   // the tyre loads: virtual_sensors and every std.tyre_fz under validity.max_tyre_load_std,
   // the payload's uncertainty included (a car whose load is not known has loads not known)
   bool tyre_loads = false;

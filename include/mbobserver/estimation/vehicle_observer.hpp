@@ -49,6 +49,7 @@ struct ValidityConfig {
   // beside the driver, people and luggage behind. It enters std.tyre_fz (a static load).
   std::array<double, 2> payload_std_kg{40, 80};
   double max_tyre_load_std = 125;  // N: 4 sigma within the 500 N tyre-force bound
+  double max_tyre_force_std = 125;  // N: the same for the tyres' Fx and Fy
   // 1-sigma of the rear tyres' slip angle relative to the model's, while cornering_rear is not
   // estimated (then the filter's sigma of its scale): their stiffness and the rear axle's load
   // as the car differs from its file. It enters std.yaw (add_rear_slip_error).

@@ -48,14 +48,19 @@ class FalseValidRate {
   void next_step() { ++steps_; }
   std::uint64_t steps() const { return steps_; }
   std::uint64_t false_valid_steps(std::size_t o) const { return over_[o]; }
-  double rate(std::size_t o) const { return steps_ ? static_cast<double>(over_[o]) / static_cast<double>(steps_) : 0; }
+  double rate(std::size_t o) const { return share(over_[o]); }
+  // The share of the steps on which the output's flag was set: its availability. A flag never
+  // set has no false-valid steps; this says what that cost.
+  double valid_share(std::size_t o) const { return share(valid_[o]); }
   // {"sigmas": 4, "steps": N, "rate": {output: share}, "false_valid_steps": {output: n},
-  //  "bound": {output: "4 sigma" or the absolute bound}}; `skip`: outputs not scored at all.
+  //  "valid_share": {output: share}, "bound": {output: "4 sigma" or the absolute bound}};
+  //  `skip`: outputs not scored at all.
   nlohmann::json report(const std::vector<bool>& skip = {}) const;
 
  private:
+  double share(std::uint64_t n) const { return steps_ ? static_cast<double>(n) / static_cast<double>(steps_) : 0; }
   std::uint64_t steps_ = 0;
-  std::vector<std::uint64_t> over_;
+  std::vector<std::uint64_t> over_, valid_;
 };
 
 }  // namespace mbo::exp
