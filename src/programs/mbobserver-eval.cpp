@@ -155,6 +155,8 @@ int main(int argc, char** argv) {
       for (std::size_t o = 0; o < vouts.size(); ++o) {
         if (v_skip[o]) continue;
         const json* flag = find_path(e, {"health", "validity", vouts[o].flag});
+        // a recording older than the forces' own flag had them on virtual_sensors
+        if (!flag && vouts[o].flag == "tyre_forces") flag = find_path(e, {"health", "validity", "virtual_sensors"});
         errors.clear();
         sigmas.clear();
         bool scored = true;

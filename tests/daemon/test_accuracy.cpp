@@ -111,6 +111,30 @@ TEST(Accuracy, EvalScoresTheTruthColumnsPresentAndCountsDamagedRecords) {
   const auto& ns = p["not_scored"];
   EXPECT_NE(std::find(ns.begin(), ns.end(), "tyre_fz_fl"), ns.end());
   EXPECT_EQ(std::find(ns.begin(), ns.end(), "x"), ns.end());
+
+  // A recording from before the tyre forces had their own flag scores them on virtual_sensors,
+  // as its writer meant: the same as a recording whose tyre_forces is virtual_sensors.
+  std::string old_style, as_virtual;
+  for (const auto& line : lines_of(r.record)) {
+    json e = json::parse(line);
+    auto& v = e["health"]["validity"];
+    ASSERT_TRUE(v.contains("tyre_forces"));
+    v.erase("tyre_forces");
+    old_style += e.dump() + "\n";
+    v["tyre_forces"] = v["virtual_sensors"];
+    as_virtual += e.dump() + "\n";
+  }
+  const fs::path old_file = temp_path("old_style.jsonl"), virtual_file = temp_path("as_virtual.jsonl");
+  write_file(old_file, old_style);
+  write_file(virtual_file, as_virtual);
+  const Result o = run(MBO_EVAL, {"--truth", drive_truth().string(), "--estimates", old_file.string()}, "old_style");
+  const Result a = run(MBO_EVAL, {"--truth", drive_truth().string(), "--estimates", virtual_file.string()}, "virtual");
+  ASSERT_EQ(o.code, 0) << o.err;
+  ASSERT_EQ(a.code, 0) << a.err;
+  const json jo = json::parse(o.out), ja = json::parse(a.out);
+  EXPECT_GT(ja["false_valid"]["valid_share"]["tyre_fx"].get<double>(), 0.5);
+  EXPECT_EQ(jo["false_valid"]["valid_share"], ja["false_valid"]["valid_share"]);
+  EXPECT_EQ(jo["false_valid"]["rate"], ja["false_valid"]["rate"]);
 }
 
 // Nothing to score is an error that says why, not a report of zero errors (issue 20).

@@ -78,6 +78,25 @@ TEST(FalseValid, StepsWhereAnOutputIsNotScoredStillCountInTheDenominator) {
   EXPECT_DOUBLE_EQ(fv.rate(slip), 0.25);
 }
 
+// A flag never set never lies: valid_share says what that silence costs.
+TEST(FalseValid, TheValidShareCountsTheStepsAnOutputsFlagWasSet) {
+  exp::FalseValidRate fv;
+  const std::size_t fx = output("tyre_fx");
+  const std::vector<double> small(4, 10.0), sigma(4, 0.0);
+  fv.add(fx, true, small, sigma);
+  fv.next_step();
+  fv.add(fx, false, small, sigma);
+  fv.next_step();
+  fv.add(fx, true, std::vector<double>{0, 0, 600, 0}, sigma);  // set and wrong: both counts
+  fv.next_step();
+  fv.next_step();  // not scored
+  EXPECT_DOUBLE_EQ(fv.valid_share(fx), 0.5);
+  EXPECT_DOUBLE_EQ(fv.rate(fx), 0.25);
+  EXPECT_DOUBLE_EQ(fv.valid_share(output("position")), 0.0);
+  EXPECT_DOUBLE_EQ(fv.report()["valid_share"]["tyre_fx"].get<double>(), 0.5);
+  EXPECT_EQ(exp::validity_outputs()[fx].flag, "tyre_forces");
+}
+
 TEST(FalseValid, TheReportGivesRateStepsAndBoundPerOutputAndLeavesOutTheSkipped) {
   exp::FalseValidRate fv;
   fv.add(output("velocity"), true, std::vector<double>{1.0, 0.0}, std::vector<double>{0.1, 0.1});

@@ -41,7 +41,14 @@ inline EstimateRecord sample_estimate(std::uint64_t seq = 1234) {
   r.friction = 0.93;
   r.std_friction = 0.01;
   r.valid = false;
-  r.validity = {.position = true, .heading = true, .velocity = true, .attitude = true, .virtual_sensors = false};
+  // tyre_forces set and tyre_loads not: a writer that swapped them would be seen
+  r.validity = {.position = true,
+                .heading = true,
+                .velocity = true,
+                .attitude = true,
+                .virtual_sensors = false,
+                .tyre_forces = true,
+                .tyre_loads = false};
   r.faults = kFaultReset | kFaultGnssTimeout;
   r.resets = 2;
   auto& gnss = r.sensors[static_cast<std::size_t>(SensorKind::gnss_position)];

@@ -34,6 +34,8 @@ TEST(EstimateJson, CarriesTheDocumentedKeysWithExactValues) {
   EXPECT_EQ(j["health"]["valid"], false);
   EXPECT_EQ(j["health"]["validity"]["position"], true);
   EXPECT_EQ(j["health"]["validity"]["virtual_sensors"], false);
+  EXPECT_EQ(j["health"]["validity"]["tyre_forces"], true);
+  EXPECT_EQ(j["health"]["validity"]["tyre_loads"], false);
   EXPECT_EQ(j["health"]["faults"], json::array({"reset", "gnss_timeout"}));  // bit order
   EXPECT_EQ(j["health"]["resets"], 2);
   EXPECT_EQ(j["health"]["sensors"]["gnss_pos"]["age_ms"].get<double>(), 20.5);

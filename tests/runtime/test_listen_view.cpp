@@ -87,10 +87,13 @@ TEST(ListenView, ShowsValuesWithTheirSigmaAndMarksInvalidOutputs) {
   // value, "+-", 1-sigma; '!' only where the group is not valid.
   EXPECT_THAT(row(lines, "x "), ContainsRegex("^ x +m +101\\.250 \\+- +0\\.500 +vx +m/s +19\\.900 \\+- +0\\.050  $"));
   EXPECT_THAT(row(lines, "yaw "), ContainsRegex("^ yaw +deg +5\\.730 \\+- +0\\.573 !"));  // 0.1 rad, 0.01 rad
-  EXPECT_THAT(row(lines, "tyre Fy"), ContainsRegex("^ tyre Fy +N +1500\\.0 \\+- +12\\.5 ! +1600\\.0 \\+- +13\\.2 ! "
-                                                   "+1200\\.0 \\+- +9\\.1 ! +1100\\.0 \\+- +8\\.0 !$"));
+  // The forces on their own flag, set in the sample; the loads' not.
+  EXPECT_THAT(row(lines, "tyre Fy"), ContainsRegex("^ tyre Fy +N +1500\\.0 \\+- +12\\.5 +1600\\.0 \\+- +13\\.2 "
+                                                   "+1200\\.0 \\+- +9\\.1 +1100\\.0 \\+- +8\\.0  $"));
+  EXPECT_THAT(s, HasSubstr("tyre_forces ok"));
   // No sigma published (-1 by default): the value alone.
   EXPECT_THAT(row(lines, "tyre Fz"), ContainsRegex("^ tyre Fz +N +4100\\.0 +! +3900\\.0 +!"));
+  EXPECT_THAT(row(lines, "slip ratio"), HasSubstr("!"));  // on virtual_sensors, not set
   EXPECT_THAT(row(lines, "sideslip"), ContainsRegex("sideslip +deg +-0\\.860 \\+- +0\\.200 !  friction +1 +0\\.930 "
                                                     "\\+- +0\\.010 !"));
   EXPECT_THAT(row(lines, "gnss_pos"), ContainsRegex("^ gnss_pos +20\\.5 +100 +3 +0\\.30 .* ok$"));

@@ -81,7 +81,9 @@ void inflate_uncertainty(const SourcesState& s, EstimateRecord& r);
 //   attitude   the fused accelerometers neither stopped nor inconsistent
 //   virtual    velocity and heading valid, wheels live and consistent, inputs live and
 //              plausible
-// `valid`: all of them, no lost GNSS and no divergence.
+//   tyre_loads, tyre_forces  virtual, and every std.tyre_fz (tyre_fx and tyre_fy) under
+//              its bound; not part of `valid`
+// `valid`: position, heading, velocity, attitude and virtual, no lost GNSS and no divergence.
 void record_validity(const ValidityConfig& v, const SourcesState& s, EstimateRecord& r);
 
 }  // namespace mbo::est
