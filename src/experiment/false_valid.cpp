@@ -9,7 +9,8 @@ namespace {
 // sedan's 3300-4300 N), far beyond the model's error on a dry road (the bundled drive's RMSE
 // 12-16 N). Not their published std.tyre_*: on the bundled drive std.tyre_fz is about 1e-7 N
 // while Fz is off by tens of N (4 sigma would call 98 % of the clean drive's steps false-valid);
-// std.tyre_fx and std.tyre_fy are honest there (largest |error| / sigma 1.5 and 2.1).
+// std.tyre_fx is not honest either way (matched mixed drive NEES 0.002, ABS braking 420: README,
+// "Not there yet").
 constexpr double kTyreForceBound_N = 500;
 
 std::vector<ValidityOutput> make() {

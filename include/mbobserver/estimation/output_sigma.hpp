@@ -22,7 +22,9 @@
 // state), so its static load is added in quadrature: per wheel dFz/dm = g s_axle / 2, with
 // s_axle the lever-arm share of the payload point's weight on that wheel's axle, times the
 // payload's sigma: the filter's where the payload is estimated, else the configured prior
-// (ValidityConfig::payload_std_kg; the car may carry what its file does not say).
+// (ValidityConfig::payload_std_kg; the car may carry what its file does not say). The tyre
+// forces add their share of it, F sigma_Fz,payload / Fz (a force at a given slip scales with
+// its load).
 //
 // The steering's input error, where the steering-wheel angle comes quantised (a production
 // bus, aiding::SteeringConfig::resolution), is added too: one more column in the turn, dy/ddelta

@@ -46,7 +46,8 @@ struct ValidityConfig {
   double min_speed_for_sideslip = 1.0;
   // The load the car may carry beyond its vehicle file, 1-sigma at the front and rear payload
   // points (VehicleParams::payload_front/rear), while the payload is not estimated: a passenger
-  // beside the driver, people and luggage behind. It enters std.tyre_fz (a static load).
+  // beside the driver, people and luggage behind. It enters std.tyre_fz (a static load) and,
+  // as its share of the load, std.tyre_fx and std.tyre_fy.
   std::array<double, 2> payload_std_kg{40, 80};
   double max_tyre_load_std = 125;  // N: 4 sigma within the 500 N tyre-force bound
   double max_tyre_force_std = 125;  // N: the same for the tyres' Fx and Fy
