@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -56,10 +57,16 @@ nlohmann::json learning_patch(int block) {
   }
 }
 
-void observer_step(benchmark::State& state, const nlohmann::json* patch, const std::string& variant = "") {
+void observer_step(benchmark::State& state, const nlohmann::json* patch, const std::string& variant = "",
+                   bool full_newton = false) {
   const std::string name = kScenarios[state.range(0)];
   auto sc = exp::load_vehicle_scenario(std::string(MBO_SOURCE_DIR) + "/scenarios/" + name, patch);
   sc.duration = std::min(sc.duration, 8.0);
+  if (full_newton) {  // the observer's model only: the truth drive is not timed
+    auto model = std::make_shared<models::Vehicle>(*sc.model);
+    model->model.solver.refresh_contraction = 0;
+    sc.model = model;
+  }
   // the sensor samples of every step, from the truth drive
   std::vector<std::vector<Measurement>> samples;
   std::vector<double> times;
@@ -125,6 +132,11 @@ void BM_VehicleObserverStepFixedNoise(benchmark::State& state) {
   const auto patch = nlohmann::json::parse(R"({"filter": {"adaptive_plant_noise": {"enabled": false}}})");
   observer_step(state, &patch, "plant noise fixed");
 }
+
+// The shipped observer with a new tangent every Newton iteration (the vehicle file's
+// solver.newton_refresh_contraction 0): the modified iteration's gain is the ratio of
+// BM_VehicleObserverStep to this in the same run.
+void BM_VehicleObserverStepFullNewton(benchmark::State& state) { observer_step(state, nullptr, "full Newton", true); }
 
 // range(0): the scenario; range(1): the block learned (kBlocks).
 void BM_VehicleObserverStepLearning(benchmark::State& state) {
@@ -227,6 +239,7 @@ BENCHMARK(BM_FourbarObserverStep)->DenseRange(0, 1)->Unit(benchmark::kMillisecon
 BENCHMARK(BM_FourbarExperiment20Runs)->DenseRange(0, 1)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_VehicleObserverStep)->DenseRange(0, 2)->Unit(benchmark::kMillisecond)->Iterations(2);
 BENCHMARK(BM_VehicleObserverStepFixedNoise)->DenseRange(0, 2)->Unit(benchmark::kMillisecond)->Iterations(2);
+BENCHMARK(BM_VehicleObserverStepFullNewton)->DenseRange(0, 2)->Unit(benchmark::kMillisecond)->Iterations(2);
 BENCHMARK(BM_VehicleObserverStepLearning)
     ->ArgsProduct({{0, 1, 2}, {0}})
     ->ArgsProduct({{0}, {1, 2, 3}})

@@ -225,6 +225,7 @@ VehicleParams vehicle_params_from_json(const nlohmann::json& doc, const std::str
     v.newton_tolerance = s->number_in("newton_tolerance", 1e-14, 1e-4, v.newton_tolerance);
     v.newton_max_iterations = static_cast<int>(s->integer("newton_max_iterations", 1, 200, v.newton_max_iterations));
     v.penalty_ratio = s->number_in("penalty_ratio", 1.0, 1e8, v.penalty_ratio);
+    v.newton_refresh_contraction = s->number_in("newton_refresh_contraction", 0.0, 0.9, v.newton_refresh_contraction);
     s->finish();
   }
   r.finish();

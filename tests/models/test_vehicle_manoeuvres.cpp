@@ -92,6 +92,32 @@ TEST(VehicleManoeuvres, DoubleLaneChangeAt80KmH) {
   }
 }
 
+TEST(VehicleManoeuvres, ModifiedNewtonKeepsTheTrajectoryWithFewerTangents) {
+  // ABS braking from 100 km/h (scenarios/vehicle_braking.json): about three Newton iterations
+  // a step, the wheels near their peak slip. Keeping the first tangent while the corrections
+  // shrink fourfold (the vehicles' default) must leave the trajectory where a new tangent every
+  // iteration puts it, to the tolerance's effect, with fewer factorisations.
+  auto p = load_vehicle_params(test::vehicle_path("sedan"));
+  const nlohmann::json spec = {{"type", "braking"},          {"speed_kmh", 100},      {"abs", true},
+                               {"brake_pressure_Pa", 12e6}, {"brake_start_s", 1.0}, {"duration_s", 4.0}};
+  ASSERT_GT(p.newton_refresh_contraction, 0);
+  const ManoeuvreRun modified = run(p, p.road, spec);
+  p.newton_refresh_contraction = 0;
+  const ManoeuvreRun full = run(p, p.road, spec);
+  std::printf("[ measured ] ABS braking: Newton %.2f / %.2f iterations a step, %.2f / %.2f tangents (modified / full); "
+              "position %.2e m, speed %.2e m/s apart\n",
+              modified.stats.mean_iterations(), full.stats.mean_iterations(),
+              double(modified.stats.total_tangents) / modified.stats.steps,
+              double(full.stats.total_tangents) / full.stats.steps,
+              (modified.last.cg_position - full.last.cg_position).norm(), std::abs(modified.last.speed - full.last.speed));
+  expect_clean(modified);
+  EXPECT_EQ(full.stats.total_tangents, full.stats.total_iterations);
+  EXPECT_LT(modified.stats.total_tangents, 0.6 * full.stats.total_tangents);
+  EXPECT_LT(modified.stats.mean_iterations(), 1.2 * full.stats.mean_iterations());
+  EXPECT_LT((modified.last.cg_position - full.last.cg_position).norm(), 1e-3);
+  EXPECT_LT(std::abs(modified.last.speed - full.last.speed), 1e-3);
+}
+
 TEST(VehicleManoeuvres, BumpCrossing) {
   struct Case {
     const char* vehicle;

@@ -88,6 +88,16 @@ TEST(VehicleParams, NumbersBeyondAnyRoadVehicle) {
   EXPECT_EQ(error_of(d), "v.json: /axles/front/tyre/radius_m: must be in (0, 2], got 30");
 }
 
+TEST(VehicleParams, SolverBlock) {
+  auto d = sedan_doc();
+  d["solver"] = {{"newton_refresh_contraction", 0.0}};
+  EXPECT_EQ(vehicle_params_from_json(d, "v.json").newton_refresh_contraction, 0.0);
+  EXPECT_EQ(build_vehicle(vehicle_params_from_json(d, "v.json")).model.solver.refresh_contraction, 0.0);
+  EXPECT_EQ(build_vehicle(vehicle_params_from_json(sedan_doc(), "v.json")).model.solver.refresh_contraction, 0.25);
+  d["solver"]["newton_refresh_contraction"] = 1.0;  // a kept tangent that need not contract
+  EXPECT_EQ(error_of(d), "v.json: /solver/newton_refresh_contraction: must be in [0, 0.9], got 1");
+}
+
 TEST(VehicleParams, MissingKey) {
   auto d = sedan_doc();
   d["axles"]["rear"]["tyre"].erase("radius_m");

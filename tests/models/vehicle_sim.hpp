@@ -19,7 +19,7 @@ inline std::string vehicle_path(const std::string& name) {
 
 struct StepStats {
   int steps = 0, failures = 0, max_iterations = 0, last_iterations = 0;
-  long total_iterations = 0;
+  long total_iterations = 0, total_tangents = 0;
   double max_phi = 0, max_vel = 0, max_acc = 0;
   double mean_iterations() const { return steps ? double(total_iterations) / steps : 0; }
 };
@@ -44,6 +44,7 @@ struct VehicleSim {
     stats.failures += !r.converged;
     stats.max_iterations = std::max(stats.max_iterations, r.iterations);
     stats.total_iterations += r.iterations;
+    stats.total_tangents += r.tangents;
     stats.last_iterations = r.iterations;
     if (check_residuals) {
       auto c = mb::constraint_residuals(v.model, s, ws);

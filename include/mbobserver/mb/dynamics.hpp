@@ -16,6 +16,7 @@ struct StepResult {
                            // tangent matrix could not be factorised; the state holds the
                            // last iterate and must not be trusted
   int iterations = 0;
+  int tangents = 0;  // tangents assembled and factorised (fewer than iterations: modified Newton)
   double dq_norm = 0;  // ||dq||_inf of the last Newton correction
   double phi_norm = 0;  // ||Phi||_inf at the end of the step
 };

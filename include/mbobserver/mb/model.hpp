@@ -233,6 +233,9 @@ struct SolverSettings {
   double penalty = 0;
   double penalty_ratio = 100;
   double tolerance = 1e-10;  // Newton: ||dq||_inf, absolute (m, rad)
+  // Modified Newton: the step keeps its tangent while each correction is at most this fraction
+  // of the one before (0: a new tangent every iteration). See step() for what it costs.
+  double refresh_contraction = 0;
   int max_iterations = 25;
   double kinematic_tolerance = 1e-12;  // ||Phi||_inf for the position problem
   int kinematic_max_iterations = 50;

@@ -76,6 +76,7 @@ struct VehicleParams {
   // Solver settings (see vehicle_build: why these values)
   double newton_tolerance = 1e-6;
   int newton_max_iterations = 30;
+  double newton_refresh_contraction = 0.25;
   double penalty_ratio = 100;
 
   // Where a payload sits (vehicle frame): the front seats and the rear seats or boot, at the
