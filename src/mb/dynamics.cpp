@@ -154,6 +154,7 @@ StepResult step(const Model& m, State& s, Workspace& ws, double dt) {
   // T^-1 Phi_q', and a tangent from the predictor's position instead of the converged one put
   // the four-bar 3e-5 off and raised a Simbody chain's energy drift from 2e-6 to 7e-5 J in
   // 10 s. Hence off (0) for mechanisms, whose tolerance is 1e-10, and 0.25 for vehicles.
+  constexpr double kAlignment = 0.9, kMaxExtrapolation = 5;  // the acceleration below
   bool refresh = true;
   for (r.iterations = 1; r.iterations <= m.solver.max_iterations; ++r.iterations) {
     s.qd = (2 / dt) * s.q + ws.qd_hat;
@@ -187,9 +188,25 @@ StepResult step(const Model& m, State& s, Workspace& ws, double dt) {
     ws.res -= ws.forces.Q + s.Q_correction;
     ws.res *= -h2;
     ws.tangent.solve(ws.res, ws.dq);
-    s.q += ws.dq;
     const double previous = r.dq_norm;
     r.dq_norm = ws.dq.lpNorm<Eigen::Infinity>();
+    // Where the iteration converges linearly along one direction (a braked wheel near its
+    // peak slip, the tangent's secant slip damping: 0.77 a correction, up to 26 iterations),
+    // the corrections form a geometric series whose sum is the last one over 1 - rate: Anderson
+    // acceleration of depth one (Walker & Ni 2011), which for successive corrections this
+    // aligned reduces to Aitken's extrapolation. Capped at 5 (rate 0.8); a wrong
+    // extrapolation shows as a next correction that turns back, which is then taken plain.
+    // ABS braking: at most 13-15 iterations a step instead of 26-27, the observer step's p99.9
+    // 368-416 -> 228-289 us.
+    double extrapolation = 1;
+    if (m.solver.extrapolate && r.iterations > 1 && r.dq_norm > m.solver.tolerance) {
+      const double pp = ws.dq_prev.squaredNorm(), pd = ws.dq_prev.dot(ws.dq), rate = pd / pp;
+      if (pd > kAlignment * std::sqrt(pp * ws.dq.squaredNorm()) && rate > 0.2 && rate < 0.95)
+        extrapolation = std::min(1 / (1 - rate), kMaxExtrapolation);
+    }
+    ws.dq_prev = ws.dq;
+    if (extrapolation != 1) ws.dq *= extrapolation;
+    s.q += ws.dq;
     refresh = m.solver.refresh_contraction <= 0 ||
               (r.iterations > 1 && r.dq_norm > m.solver.refresh_contraction * previous);
     if (!std::isfinite(r.dq_norm)) return r;

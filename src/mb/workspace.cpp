@@ -13,7 +13,7 @@ Workspace::Workspace(const Model& m) {
   phi = phi_t = phi_tt = hv = VectorXd::Zero(m.nc);
   jac.assign(m.jac.size(), 0.0);
   forces = make_force_buffers(m);
-  res = dq = qd_hat = qdd_hat = tmp = tmp2 = VectorXd::Zero(m.nq);
+  res = dq = qd_hat = qdd_hat = tmp = tmp2 = dq_prev = VectorXd::Zero(m.nq);
   kc_dyn = VectorXd::Zero(m.nc);
 
   // Tangent pattern: M, Phi_q' Phi_q, K, C and the custom forces' blocks.

@@ -236,6 +236,9 @@ struct SolverSettings {
   // Modified Newton: the step keeps its tangent while each correction is at most this fraction
   // of the one before (0: a new tangent every iteration). See step() for what it costs.
   double refresh_contraction = 0;
+  // Aitken's extrapolation of the corrections where they shrink slowly along one direction
+  // (step()); off only to measure it.
+  bool extrapolate = true;
   int max_iterations = 25;
   double kinematic_tolerance = 1e-12;  // ||Phi||_inf for the position problem
   int kinematic_max_iterations = 50;

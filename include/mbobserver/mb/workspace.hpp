@@ -41,6 +41,7 @@ class Workspace {
   std::vector<std::vector<int>> custom_coordinates;  // per custom force: its coordinates()
   std::vector<std::array<int, 3>> rotor_slots;  // per rotor: tangent slots (theta, e2 + k); -1: e2 fixed
   VectorXd res, dq, qd_hat, qdd_hat, tmp, tmp2;
+  VectorXd dq_prev;  // the Newton correction before dq (mb::step's acceleration)
   VectorXd kc_dyn;  // nc scratch of the dynamics
 
   // Kinematics: normal equations over the dependent coordinates (Phi_qd' Phi_qd).
