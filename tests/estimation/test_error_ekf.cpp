@@ -289,6 +289,40 @@ ErrorEkfSettings one_coordinate_with_an_input(double input_rate_noise, double in
   return s;
 }
 
+TEST(ErrorEkf, PredictWithEveryBlockIsTheDenseFPFtPlusW) {
+  // predict() multiplies only F's kinematic rows, the rest of F being diagonal (random walks,
+  // Gauss-Markov decays): with the model's Jacobians, B, inputs and decaying sensor
+  // parameters, the result must be the dense F P F' + W from a correlated P.
+  const int n = 3, r = 2, ns = 2;
+  const double dt = 0.01;
+  ErrorEkfSettings s = settings(n, true);
+  s.input_rate_noise.assign(r, 0.01);
+  s.initial_std_p.assign(r, 0.5);
+  s.sensor_rate_noise.assign(ns, 1e-4);
+  s.initial_std_s.assign(ns, 0.2);
+  s.sensor_decay = {0.5, 2.0};
+  ErrorEkf f(n, s, dt);
+  const int N = f.size();
+  ASSERT_EQ(N, 3 * n + r + ns);
+  std::mt19937 rng(7);
+  std::normal_distribution<double> nd;
+  for (int k = 0; k < 3 * N; ++k) {  // a correlated P, every variance well below its start
+    Eigen::VectorXd h(N);
+    for (int i = 0; i < N; ++i) h[i] = nd(rng);
+    f.update(h, 0.1 * nd(rng), 0.01, 0);
+  }
+  const Eigen::MatrixXd P1 = f.covariance();
+  Eigen::MatrixXd A21(n, n), A22(n, n), B(n, r);
+  for (auto* M : {&A21, &A22, &B})
+    for (int i = 0; i < M->size(); ++i) M->data()[i] = 3 * nd(rng);
+  f.predict(&A21, &A22, &B);
+  const Eigen::MatrixXd& F = f.transition();
+  EXPECT_NE(F.block(f.layout().zd(0), f.layout().input(0), n, r).cwiseAbs().maxCoeff(), 0);  // B entered
+  EXPECT_NEAR(F(f.layout().sensor(1), f.layout().sensor(1)), std::exp(-2.0 * dt), 1e-15);
+  const Eigen::MatrixXd expect = F * P1 * F.transpose() + f.plant_noise();
+  EXPECT_LT((f.covariance() - expect).cwiseAbs().maxCoeff(), 1e-13 * expect.cwiseAbs().maxCoeff());
+}
+
 TEST(ErrorEkf, AnEstimatedInputAcceleratesThroughBAndIsNeverLessKnownThanAtTheStart) {
   // e = [dz, dzd, da, dp]: dp enters as B dp does in dzdd, so one predict from a diagonal P
   // gives cov(dz, dp) = dt^2/2 B sp^2 and cov(dzd, dp) = dt B sp^2 (the plant noise has no

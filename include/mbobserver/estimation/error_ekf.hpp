@@ -116,16 +116,23 @@ class ErrorEkf {
   const MatrixXd& covariance() const { return P_; }
   MatrixXd& covariance() { return P_; }
   const MatrixXd& plant_noise() const { return W_; }
+  // The transition the last predict() applied (F, or F with the model's Jacobians and B).
+  const MatrixXd& transition() const { return *transition_; }
 
   // NaN, a non-positive variance or a variance at its bound: the filter has diverged.
   bool healthy() const;
   void reset_covariance();
 
  private:
+  void propagate(const MatrixXd& F);
+
+ private:
   ErrorEkfSettings settings_;
   ErrorStateLayout layout_;
   double dt_;
   MatrixXd F_, Fj_, W_, P_, P0_, tmp_, Bm_, Vrows_;
+  VectorXd f_tail_;  // the diagonal of F past [z, zd], where F is diagonal (propagate())
+  const MatrixXd* transition_ = &F_;
   Eigen::PartialPivLU<MatrixXd> lu_;
   VectorXd e_, b_, bt_;
   VectorXd boost_;  // per acceleration error, see set_accel_noise_boost
