@@ -37,12 +37,16 @@ class CalibrationKeeper {
   void tick(const std::array<Calibration, kCalibrationCount>& cal) {
     if (path_ && unix_now() - last_ >= period_s_) save(cal);
   }
-  // False when the file could not be written.
+  // False when the file could not be written. Nothing is written while no parameter of the
+  // file's kinds is estimated (the GNSS error's Gauss-Markov states are the trip's): an empty
+  // file would replace what an earlier configuration learned.
   bool save(const std::array<Calibration, kCalibrationCount>& cal) {
     if (!path_) return true;
     last_ = unix_now();
+    const CalibrationFile file = calibration_of(cal, sha_, last_);
+    if (file.parameters.empty()) return true;
     try {
-      write_calibration_file(*path_, calibration_of(cal, sha_, last_));
+      write_calibration_file(*path_, file);
       return true;
     } catch (const std::system_error& e) {
       ++failures_;

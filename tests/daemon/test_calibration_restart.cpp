@@ -86,6 +86,24 @@ TEST(CalibrationRestart, WarmStartHasTheConvergedErrorsFromTheFirstSeconds) {
   EXPECT_LT(warm_early["vy"].get<double>(), 1.25 * converged["vy"].get<double>()) << show("vy");
 }
 
+TEST(CalibrationRestart, NoCalibrationStateLeavesTheFileAlone) {
+  // The GNSS error's Gauss-Markov states are sensor parameters but not a calibration: a daemon
+  // estimating only them neither creates the file nor replaces what an earlier run saved.
+  json config = default_config();
+  config["observer"]["gnss"]["estimate_error"] = {{"correlation_s", 30}, {"std", 0.5}};
+  const fs::path cfg = write_config(config, "gm_only");
+  const fs::path file = temp_path("gm_only_calibration.json");
+  const Replay a = replay(cfg, MBO_CIRCLE_BIAS_LOG, "gm_only_new", {"--calibration", file.string()});
+  ASSERT_EQ(a.result.code, 0) << a.result.err;
+  EXPECT_FALSE(fs::exists(file));
+  const std::string earlier = R"({"schema": "mbobserver.calibration/1", "vehicle_sha256": "x", "saved_at": 0,
+    "parameters": {"gyro_bias_z": {"value": 0.01, "std": 0.001}}})";
+  write_file(file, earlier);
+  const Replay b = replay(cfg, MBO_CIRCLE_BIAS_LOG, "gm_only_kept", {"--calibration", file.string()});
+  ASSERT_EQ(b.result.code, 0) << b.result.err;
+  EXPECT_EQ(slurp(file), earlier);
+}
+
 TEST(CalibrationRestart, EvalRefusesAWindowThatEndsBeforeItStarts) {
   const Result eval =
       run(MBO_EVAL,
