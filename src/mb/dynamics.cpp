@@ -144,8 +144,8 @@ StepResult step(const Model& m, State& s, Workspace& ws, double dt) {
   s.t += dt;
   // Modified Newton (m.solver.refresh_contraction > 0): the tangent of the first iteration is
   // kept while the corrections shrink by that factor or better. Where the tangent is
-  // approximate anyway (a vehicle: K and C enter symmetrised, the tyres' slip damping blends to
-  // the secant past half the peak) Newton converges linearly, about 10x per iteration, and a
+  // approximate anyway (a vehicle: the tyres' slip damping blends to the secant past half the
+  // peak, models::evaluate_tyre) Newton converges linearly, about 10x per iteration, and a
   // new tangent within the step barely changes that rate but costs a force Jacobian, its
   // assembly and a factorisation (ABS braking: 3 iterations a step). Where the rate is worse (a
   // braked wheel near the peak: 0.77) the tangent is refreshed every iteration: kept there, the
