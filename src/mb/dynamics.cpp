@@ -73,8 +73,8 @@ bool assemble_tangent(const Model& m, const State& s, Workspace& ws, Coefficient
 // T qd = T qd* - dt^2/4 alpha Phi_q' (Phi_q qd* + Phi_t), i.e. qd = qd* - T^-1 dt^2/4 alpha
 // Phi_q' r with r the velocity-constraint residual (and the same for qdd). Phi_q is that of the
 // converged position; T is the factorisation of the last Newton iteration (its position
-// differs from the converged one by less than the Newton tolerance; by up to the step's first
-// correction with the modified iteration): the correction form needs no product with T, so the
+// differs from the converged one by less than the Newton tolerance; by up to the corrections
+// since the last refresh with the modified iteration): the correction form needs no product with T, so the
 // fixed point is r = 0 exactly whatever T was factorised at, though where on the constraint
 // manifold it lies follows T (step()). With a
 // finite penalty one projection leaves a residual of order M / (alpha dt^2/4 Phi_q'Phi_q) times
@@ -142,8 +142,8 @@ StepResult step(const Model& m, State& s, Workspace& ws, double dt) {
   s.history = std::min(s.history + 1, 2);
   s.history_dt = dt;
   s.t += dt;
-  // Modified Newton (m.solver.refresh_contraction > 0): the tangent of the first iteration is
-  // kept while the corrections shrink by that factor or better. Where the tangent is
+  // Modified Newton (m.solver.refresh_contraction > 0): a tangent (the first iteration's, or
+  // the last refreshed one) is kept while the corrections shrink by that factor or better. Where the tangent is
   // approximate anyway (a vehicle: the tyres' slip damping blends to the secant past half the
   // peak, models::evaluate_tyre) Newton converges linearly, about 10x per iteration, and a
   // new tangent within the step barely changes that rate but costs a force Jacobian, its
@@ -155,7 +155,8 @@ StepResult step(const Model& m, State& s, Workspace& ws, double dt) {
   // the four-bar 3e-5 off and raised a Simbody chain's energy drift from 2e-6 to 7e-5 J in
   // 10 s. Hence off (0) for mechanisms, whose tolerance is 1e-10, and 0.25 for vehicles.
   constexpr double kAlignment = 0.9, kMaxExtrapolation = 5;  // the acceleration below
-  bool refresh = true;
+  bool refresh = true, plain_before = true;
+  double rate_before = -1;
   for (r.iterations = 1; r.iterations <= m.solver.max_iterations; ++r.iterations) {
     s.qd = (2 / dt) * s.q + ws.qd_hat;
     s.qdd = (4 / (dt * dt)) * s.q + ws.qdd_hat;
@@ -191,19 +192,24 @@ StepResult step(const Model& m, State& s, Workspace& ws, double dt) {
     const double previous = r.dq_norm;
     r.dq_norm = ws.dq.lpNorm<Eigen::Infinity>();
     // Where the iteration converges linearly along one direction (a braked wheel near its
-    // peak slip, the tangent's secant slip damping: 0.77 a correction, up to 26 iterations),
-    // the corrections form a geometric series whose sum is the last one over 1 - rate: Anderson
-    // acceleration of depth one (Walker & Ni 2011), which for successive corrections this
-    // aligned reduces to Aitken's extrapolation. Capped at 5 (rate 0.8); a wrong
-    // extrapolation shows as a next correction that turns back, which is then taken plain.
-    // ABS braking: at most 13-15 iterations a step instead of 26-27, the observer step's p99.9
-    // 368-416 -> 228-289 us.
-    double extrapolation = 1;
-    if (m.solver.extrapolate && r.iterations > 1 && r.dq_norm > m.solver.tolerance) {
-      const double pp = ws.dq_prev.squaredNorm(), pd = ws.dq_prev.dot(ws.dq), rate = pd / pp;
-      if (pd > kAlignment * std::sqrt(pp * ws.dq.squaredNorm()) && rate > 0.2 && rate < 0.95)
+    // peak slip, the tangent's secant slip damping: 0.77 a correction, up to 27 iterations),
+    // the corrections form a geometric series whose sum is the last one over 1 - rate
+    // (Aitken's extrapolation; Anderson acceleration of depth one for corrections this
+    // aligned). The rate is measured between two corrections taken plain, and used only when
+    // the pair before gave the same rate to 0.1: Newton with an exact tangent (a mechanism)
+    // shows shrinking ratios and is never extrapolated, and after an extrapolated correction
+    // the next ratio says nothing of the iteration's rate. Capped at 5 (rate 0.8); a wrong
+    // extrapolation shows as a next correction that turns back or grows, which is taken plain
+    // and refreshes the tangent. ABS braking: at most 15 iterations a step instead of 27.
+    double extrapolation = 1, rate = -1;
+    if (m.solver.extrapolate && plain_before && r.iterations > 1 && r.dq_norm > m.solver.tolerance) {
+      const double pp = ws.dq_prev.squaredNorm(), pd = ws.dq_prev.dot(ws.dq);
+      if (pd > kAlignment * std::sqrt(pp * ws.dq.squaredNorm())) rate = pd / pp;
+      if (rate > 0.2 && rate < 0.95 && std::abs(rate - rate_before) < 0.1)
         extrapolation = std::min(1 / (1 - rate), kMaxExtrapolation);
     }
+    plain_before = extrapolation == 1;
+    rate_before = rate;
     ws.dq_prev = ws.dq;
     if (extrapolation != 1) ws.dq *= extrapolation;
     s.q += ws.dq;
