@@ -136,7 +136,7 @@ void ErrorEkf::propagate(const MatrixXd& F) {
   // (the model's Jacobians, B), so with T = F_k P (k x N):
   //   P_kk = T F_k',  P_kt = T(:, t) diag(f),  P_tt = diag(f) P_tt diag(f).
   // k N^2 + k^2 N multiply-adds instead of 2 N^3 (the learning vehicle: k = 28 of N = 58).
-  transition_ = &F;
+  with_jacobians_ = &F == &Fj_;
   const int k = layout_.kinematic().size, N = static_cast<int>(P_.rows()), t = N - k;
   auto T = tmp_.topRows(k);
   T.noalias() = F.topRows(k) * P_;

@@ -117,7 +117,7 @@ class ErrorEkf {
   MatrixXd& covariance() { return P_; }
   const MatrixXd& plant_noise() const { return W_; }
   // The transition the last predict() applied (F, or F with the model's Jacobians and B).
-  const MatrixXd& transition() const { return *transition_; }
+  const MatrixXd& transition() const { return with_jacobians_ ? Fj_ : F_; }
 
   // NaN, a non-positive variance or a variance at its bound: the filter has diverged.
   bool healthy() const;
@@ -132,7 +132,7 @@ class ErrorEkf {
   double dt_;
   MatrixXd F_, Fj_, W_, P_, P0_, tmp_, Bm_, Vrows_;
   VectorXd f_tail_;  // the diagonal of F past [z, zd], where F is diagonal (propagate())
-  const MatrixXd* transition_ = &F_;
+  bool with_jacobians_ = false;  // the last predict() applied Fj_ (a flag, not a pointer: copies stay right)
   Eigen::PartialPivLU<MatrixXd> lu_;
   VectorXd e_, b_, bt_;
   VectorXd boost_;  // per acceleration error, see set_accel_noise_boost
