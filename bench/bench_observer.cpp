@@ -137,7 +137,9 @@ void BM_VehicleObserverStepFixedNoise(benchmark::State& state) {
 // The shipped observer with a new tangent every Newton iteration (the vehicle file's
 // solver.newton_refresh_contraction 0) and no extrapolation of the corrections, as before
 // 0.10: the gain of both is the ratio of BM_VehicleObserverStep to this in the same run.
-void BM_VehicleObserverStepFullNewton(benchmark::State& state) { observer_step(state, nullptr, "full Newton, not extrapolated", true); }
+void BM_VehicleObserverStepFullNewton(benchmark::State& state) {
+  observer_step(state, nullptr, "full Newton, not extrapolated", true);
+}
 
 // range(0): the scenario; range(1): the block learned (kBlocks).
 void BM_VehicleObserverStepLearning(benchmark::State& state) {

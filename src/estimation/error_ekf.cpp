@@ -89,7 +89,8 @@ ErrorEkf::ErrorEkf(int n, const ErrorEkfSettings& s, double dt) : settings_(s), 
   f_tail_ = F_.diagonal().tail(N - kin);
   MatrixXd off = F_.bottomRows(N - kin);
   off.rightCols(N - kin).diagonal().setZero();
-  if (off.size() > 0 && off.cwiseAbs().maxCoeff() > 0) throw std::logic_error("ErrorEkf: F is not diagonal past [z, zd]");
+  if (off.size() > 0 && off.cwiseAbs().maxCoeff() > 0)
+    throw std::logic_error("ErrorEkf: F is not diagonal past [z, zd]");
   W_ = van_loan(Fc, Q, dt);
   P0_ = MatrixXd::Zero(N, N);
   for (int i = 0; i < n; ++i) {

@@ -213,8 +213,8 @@ StepResult step(const Model& m, State& s, Workspace& ws, double dt) {
     ws.dq_prev = ws.dq;
     if (extrapolation != 1) ws.dq *= extrapolation;
     s.q += ws.dq;
-    refresh = m.solver.refresh_contraction <= 0 ||
-              (r.iterations > 1 && r.dq_norm > m.solver.refresh_contraction * previous);
+    refresh =
+        m.solver.refresh_contraction <= 0 || (r.iterations > 1 && r.dq_norm > m.solver.refresh_contraction * previous);
     if (!std::isfinite(r.dq_norm)) return r;
     if (r.dq_norm <= m.solver.tolerance) {
       r.converged = true;

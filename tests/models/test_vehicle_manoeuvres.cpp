@@ -98,18 +98,19 @@ TEST(VehicleManoeuvres, ModifiedNewtonKeepsTheTrajectoryWithFewerTangents) {
   // shrink fourfold (the vehicles' default) must leave the trajectory where a new tangent every
   // iteration puts it, to the tolerance's effect, with fewer factorisations.
   auto p = load_vehicle_params(test::vehicle_path("sedan"));
-  const nlohmann::json spec = {{"type", "braking"},          {"speed_kmh", 100},      {"abs", true},
+  const nlohmann::json spec = {{"type", "braking"},         {"speed_kmh", 100},     {"abs", true},
                                {"brake_pressure_Pa", 12e6}, {"brake_start_s", 1.0}, {"duration_s", 4.0}};
   ASSERT_GT(p.newton_refresh_contraction, 0);
   const ManoeuvreRun modified = run(p, p.road, spec);
   p.newton_refresh_contraction = 0;
   const ManoeuvreRun full = run(p, p.road, spec);
-  std::printf("[ measured ] ABS braking: Newton %.2f / %.2f iterations a step, %.2f / %.2f tangents (modified / full); "
-              "position %.2e m, speed %.2e m/s apart\n",
-              modified.stats.mean_iterations(), full.stats.mean_iterations(),
-              double(modified.stats.total_tangents) / modified.stats.steps,
-              double(full.stats.total_tangents) / full.stats.steps,
-              (modified.last.cg_position - full.last.cg_position).norm(), std::abs(modified.last.speed - full.last.speed));
+  std::printf(
+      "[ measured ] ABS braking: Newton %.2f / %.2f iterations a step, %.2f / %.2f tangents (modified / full); "
+      "position %.2e m, speed %.2e m/s apart\n",
+      modified.stats.mean_iterations(), full.stats.mean_iterations(),
+      double(modified.stats.total_tangents) / modified.stats.steps,
+      double(full.stats.total_tangents) / full.stats.steps, (modified.last.cg_position - full.last.cg_position).norm(),
+      std::abs(modified.last.speed - full.last.speed));
   expect_clean(modified);
   EXPECT_EQ(full.stats.total_tangents, full.stats.total_iterations);
   EXPECT_LT(modified.stats.total_tangents, 0.6 * full.stats.total_tangents);
@@ -123,7 +124,7 @@ TEST(VehicleManoeuvres, ExtrapolatedCorrectionsHalveTheSlowestSteps) {
   // up to 27 iterations a step (the limit is 30). Aitken's extrapolation of the corrections
   // (mb::step) must bound that without moving the trajectory beyond the tolerance's effect.
   const auto p = load_vehicle_params(test::vehicle_path("sedan"));
-  const nlohmann::json spec = {{"type", "braking"},          {"speed_kmh", 100},      {"abs", true},
+  const nlohmann::json spec = {{"type", "braking"},         {"speed_kmh", 100},     {"abs", true},
                                {"brake_pressure_Pa", 12e6}, {"brake_start_s", 1.0}, {"duration_s", 4.0}};
   auto run_with = [&](bool extrapolate) {
     Vehicle v = build_vehicle(p, p.road);
@@ -137,10 +138,11 @@ TEST(VehicleManoeuvres, ExtrapolatedCorrectionsHalveTheSlowestSteps) {
   };
   const auto [with, out_with] = run_with(true);
   const auto [without, out_without] = run_with(false);
-  std::printf("[ measured ] ABS braking: Newton mean %.2f max %d with the extrapolation, %.2f max %d without; "
-              "position %.2e m apart\n",
-              with.mean_iterations(), with.max_iterations, without.mean_iterations(), without.max_iterations,
-              (out_with.cg_position - out_without.cg_position).norm());
+  std::printf(
+      "[ measured ] ABS braking: Newton mean %.2f max %d with the extrapolation, %.2f max %d without; "
+      "position %.2e m apart\n",
+      with.mean_iterations(), with.max_iterations, without.mean_iterations(), without.max_iterations,
+      (out_with.cg_position - out_without.cg_position).norm());
   EXPECT_GT(without.max_iterations, 18);
   EXPECT_LT(with.max_iterations, 0.65 * without.max_iterations);
   EXPECT_LT(with.mean_iterations(), without.mean_iterations());
