@@ -72,15 +72,15 @@ bool assemble_tangent(const Model& m, const State& s, Workspace& ws, Coefficient
 // Mass-damping-stiffness orthogonal projections of velocities and accelerations (eq. (42)):
 // T qd = T qd* - dt^2/4 alpha Phi_q' (Phi_q qd* + Phi_t), i.e. qd = qd* - T^-1 dt^2/4 alpha
 // Phi_q' r with r the velocity-constraint residual (and the same for qdd). Phi_q is that of the
-// converged position; T is the factorisation of the last Newton iteration (its position
-// differs from the converged one by less than the Newton tolerance; by up to the corrections
-// since the last refresh with the modified iteration): the correction form needs no product with T, so the
+// converged position; T is the last factorised tangent (its position differs from the
+// converged one by less than the Newton tolerance, or with the modified iteration by up to the
+// corrections since it was factorised): the correction form needs no product with T, so the
 // fixed point is r = 0 exactly whatever T was factorised at, though where on the constraint
-// manifold it lies follows T (step()). With a
-// finite penalty one projection leaves a residual of order M / (alpha dt^2/4 Phi_q'Phi_q) times
-// the violation; the projection is repeated until the velocity and acceleration constraints
-// hold to 1e-10 relative (two repeats at the engine's default penalty; 1e-12 took three, a
-// sixth of a vehicle step, for residuals far below the Newton tolerance's effect).
+// manifold it lies follows T (step()). With a finite penalty one projection leaves a residual
+// of order M / (alpha dt^2/4 Phi_q'Phi_q) times the violation; the projection is repeated
+// until the velocity and acceleration constraints hold to 1e-10 relative (two repeats at the
+// engine's default penalty; 1e-12 took three, a sixth of a vehicle step, for residuals far
+// below the Newton tolerance's effect).
 void project(const Model& m, State& s, Workspace& ws, Coefficients co) {
   constexpr double kProjectionTolerance = 1e-10;
   const double a = co.alpha;
@@ -143,8 +143,8 @@ StepResult step(const Model& m, State& s, Workspace& ws, double dt) {
   s.history_dt = dt;
   s.t += dt;
   // Modified Newton (m.solver.refresh_contraction > 0): a tangent (the first iteration's, or
-  // the last refreshed one) is kept while the corrections shrink by that factor or better. Where the tangent is
-  // approximate anyway (a vehicle: the tyres' slip damping blends to the secant past half the
+  // the last refreshed one) is kept while the corrections shrink by that factor or better.
+  // Where the tangent is approximate anyway (a vehicle: the tyres' slip damping blends to the secant past half the
   // peak, models::evaluate_tyre) Newton converges linearly, about 10x per iteration, and a
   // new tangent within the step barely changes that rate but costs a force Jacobian, its
   // assembly and a factorisation (ABS braking: 3 iterations a step). Where the rate is worse (a

@@ -272,10 +272,9 @@ Vehicle build_vehicle(const VehicleParams& p, const Road& road_in) {
   // (100 times the largest mass-matrix diagonal over dt^2/4).
   b.solver().tolerance = p.newton_tolerance;
   b.solver().max_iterations = p.newton_max_iterations;
-  // Modified Newton (mb::step): ABS braking's observer step p50 85 -> 76 us and the dry
-  // circle's 81 -> 71 (mbobserver-bench, one run); the lane change's steps mostly take one
-  // iteration, so it gains nothing. Results move within the tolerance's effect (the braking's
-  // errors in their 4th digit).
+  // Modified Newton (mb::step): fewer factorisations where the tyres saturate (ABS braking,
+  // the circle); bench/bench_observer.cpp's FullNewton variant measures the gain (CHANGELOG
+  // 0.10). The lane change's steps mostly take one iteration, so it gains nothing.
   b.solver().refresh_contraction = p.newton_refresh_contraction;
   b.solver().penalty_ratio = p.penalty_ratio;
 

@@ -75,6 +75,13 @@ Road bumps() {
   return road;
 }
 
+// scenarios/vehicle_braking.json's manoeuvre, 4 s: about three Newton iterations a step, the
+// braked wheels near their peak slip.
+nlohmann::json abs_braking() {
+  return {{"type", "braking"},         {"speed_kmh", 100},     {"abs", true},
+          {"brake_pressure_Pa", 12e6}, {"brake_start_s", 1.0}, {"duration_s", 4.0}};
+}
+
 }  // namespace
 
 TEST(VehicleManoeuvres, DoubleLaneChangeAt80KmH) {
@@ -98,8 +105,7 @@ TEST(VehicleManoeuvres, ModifiedNewtonKeepsTheTrajectoryWithFewerTangents) {
   // shrink fourfold (the vehicles' default) must leave the trajectory where a new tangent every
   // iteration puts it, to the tolerance's effect, with fewer factorisations.
   auto p = load_vehicle_params(test::vehicle_path("sedan"));
-  const nlohmann::json spec = {{"type", "braking"},         {"speed_kmh", 100},     {"abs", true},
-                               {"brake_pressure_Pa", 12e6}, {"brake_start_s", 1.0}, {"duration_s", 4.0}};
+  const nlohmann::json spec = abs_braking();
   ASSERT_GT(p.newton_refresh_contraction, 0);
   const ManoeuvreRun modified = run(p, p.road, spec);
   p.newton_refresh_contraction = 0;
@@ -124,8 +130,7 @@ TEST(VehicleManoeuvres, ExtrapolatedCorrectionsHalveTheSlowestSteps) {
   // up to 27 iterations a step (the limit is 30). Aitken's extrapolation of the corrections
   // (mb::step) must bound that without moving the trajectory beyond the tolerance's effect.
   const auto p = load_vehicle_params(test::vehicle_path("sedan"));
-  const nlohmann::json spec = {{"type", "braking"},         {"speed_kmh", 100},     {"abs", true},
-                               {"brake_pressure_Pa", 12e6}, {"brake_start_s", 1.0}, {"duration_s", 4.0}};
+  const nlohmann::json spec = abs_braking();
   auto run_with = [&](bool extrapolate) {
     Vehicle v = build_vehicle(p, p.road);
     v.model.solver.extrapolate = extrapolate;

@@ -126,7 +126,6 @@ class ErrorEkf {
  private:
   void propagate(const MatrixXd& F);
 
- private:
   ErrorEkfSettings settings_;
   ErrorStateLayout layout_;
   double dt_;
