@@ -384,6 +384,14 @@ void VehicleObserver::apply_adaptation() {
 void VehicleObserver::reinitialise(double t, std::uint32_t why) {
   ++counters_.resets;
   faults_ |= kFaultReset | why;
+  // One forced reset is a recovery (an outage's drift, a receiver's jump that lasted); a second
+  // soon after says the model does not hold its sources. The combined robustness drive as
+  // shipped (gyro biases not learned) reset every 3.5 s and in between published a position
+  // 1-3 m off with a sigma of 0.1 m as valid (the fixes' rejection read as the receiver's
+  // fault) and a heading 0.7 deg off with a sigma of 0.03 deg.
+  const double window = cfg_.validity.reset_window_s;
+  if (window > 0 && forced_reset_t_ >= 0 && t - forced_reset_t_ < window) repeated_reset_until_ = t + window;
+  forced_reset_t_ = t;
   // From the model where it is finite, from the last fix where it is recent.
   models::VehicleOutputs o;
   models::vehicle_outputs(*vehicle_, obs_->state(), o);
@@ -409,6 +417,7 @@ void VehicleObserver::reinitialise(double t, std::uint32_t why) {
 void VehicleObserver::resynchronise() {
   ++counters_.time_jumps;
   pending_faults_ |= kFaultTimeJump;
+  forced_reset_t_ = repeated_reset_until_ = -1;  // times of the old base
   started_ = false;
   inputs_.forget_time();
   gnss_.forget_time();
@@ -559,6 +568,8 @@ void VehicleObserver::fill_record(double t) {
     src.wheels = SourceState{true, wheel_speeds_.timed_out(), ws.consistent(), ws.nis()};
   }
   src.settled = !cfg_.gnss.use_position || gnss_.fixes_since_start() >= cfg_.gnss.start_fixes;
+  src.repeated_reset = t < repeated_reset_until_;
+  if (src.repeated_reset) rec_.faults |= kFaultRepeatedReset;
   src.inputs_plausible = !inputs_.implausible();
   src.guessing = inputs_.guessing(t);
   src.fix_position_std = gnss_.position_std();

@@ -135,6 +135,7 @@ void record_validity(const ValidityConfig& V, const SourcesState& s, EstimateRec
       v.tyre_forces = v.tyre_forces && sd >= 0 && sd < V.max_tyre_force_std;
   const bool gnss_lost =
       (s.gnss_position.fused && s.gnss_position.lost) || (s.gnss_velocity.fused && s.gnss_velocity.lost);
+  if (s.repeated_reset) v.position = v.heading = v.velocity = v.virtual_sensors = v.tyre_loads = v.tyre_forces = false;
   r.valid = !gnss_lost && v.position && v.heading && v.velocity && v.attitude && v.virtual_sensors &&
             !(r.faults & (kFaultDiverged | kFaultModelStepFailed));
 }

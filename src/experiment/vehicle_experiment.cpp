@@ -325,7 +325,7 @@ json run_vehicle_experiment(const VehicleScenario& nominal, const RunOptions& op
       for (std::size_t k = 0; k < kCalibrationCount; ++k)
         if (obs.estimate().calibration[k].estimated)
           *opt.trace << "," << kCalibrationNames[k] << "," << kCalibrationNames[k] << "_std";
-      *opt.trace << ",faults\n";
+      *opt.trace << ",faults,valid_position,valid_heading,valid_velocity,valid_virtual_sensors,inconsistent\n";
     }
     if (opt.trace && trace_started) {
       *opt.trace << t;
@@ -339,7 +339,13 @@ json run_vehicle_experiment(const VehicleScenario& nominal, const RunOptions& op
       for (double sd : rec.std_tyre_fx) *opt.trace << "," << sd;
       for (const auto& c : rec.calibration)
         if (c.estimated) *opt.trace << "," << c.value << "," << c.std;
-      *opt.trace << "," << rec.faults << "\n";
+      const auto& v = rec.validity;
+      *opt.trace << "," << rec.faults << "," << v.position << "," << v.heading << "," << v.velocity << ","
+                 << v.virtual_sensors << ",";
+      unsigned inconsistent = 0;  // bit k: SensorKind k's innovations disagree with the model
+      for (std::size_t k = 0; k < kSensorKindCount; ++k)
+        if (!rec.sensors[k].timed_out && !rec.sensors[k].consistent) inconsistent |= 1u << k;
+      *opt.trace << inconsistent << "\n";
     }
     if (t + 1e-12 < sc.metrics_from) continue;
     const double speed = to.speed;

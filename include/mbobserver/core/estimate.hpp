@@ -73,11 +73,15 @@ enum Fault : std::uint32_t {
   kFaultInputImplausible = 1u << 8,  // an input is held at its last plausible value
   kFaultInconsistent = 1u << 9,  // a fused source's innovations disagree with the model
   kFaultTimeJump = 1u << 10,  // the time base jumped: the observer starts again from the fixes
+  // the sources forced a second reset within validity.reset_window_s: the model does not hold
+  // them (a car or sensor the configuration does not describe), nothing is valid until it has
+  // held them for that long
+  kFaultRepeatedReset = 1u << 11,
 };
-inline constexpr std::array<std::string_view, 11> kFaultNames = {
+inline constexpr std::array<std::string_view, 12> kFaultNames = {
     "model_step_failed", "diverged",      "reset",         "gnss_timeout",
     "imu_timeout",       "wheel_timeout", "input_timeout", "correction_failed",
-    "input_implausible", "inconsistent",  "time_jump"};
+    "input_implausible", "inconsistent",  "time_jump",     "repeated_reset"};
 
 // Which published outputs may be trusted now.
 struct Validity {

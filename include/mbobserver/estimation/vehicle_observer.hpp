@@ -55,6 +55,10 @@ struct ValidityConfig {
   // estimated (then the filter's sigma of its scale): their stiffness and the rear axle's load
   // as the car differs from its file. It enters std.yaw (add_rear_slip_error).
   double rear_slip_angle_rel_std = 0.2;
+  // s: a reset the sources force (fixes rejected for too long, divergence) within this of the
+  // previous one makes every output not valid until the filter holds its sources this long
+  // (fault repeated_reset); 0: off
+  double reset_window_s = 30;
   aiding::MonitorConfig monitor;  // when a source's innovations say it disagrees with the model
 };
 
@@ -198,6 +202,9 @@ class VehicleObserver {
   aiding::MeasurementRows rows_;
   std::vector<UpdateResult> results_;
   std::uint32_t faults_ = 0, pending_faults_ = 0;
+  // the time of the last reset the sources forced, and until when a second one within
+  // validity.reset_window_s holds the outputs not valid (-1: none, in this time base)
+  double forced_reset_t_ = -1, repeated_reset_until_ = -1;
   double t_ = 0;
   EstimateRecord rec_{};
   models::VehicleOutputs out_{};

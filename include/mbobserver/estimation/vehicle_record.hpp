@@ -42,6 +42,7 @@ struct SourceState {
 struct SourcesState {
   SourceState gnss_position, gnss_velocity, gnss_course, gyro, accelerometers, wheels;
   bool settled = true;  // enough fixes accepted since the observer (re)started
+  bool repeated_reset = false;  // within validity.reset_window_s of a second forced reset
   bool inputs_plausible = true;  // no input held at its last plausible value
   // The model runs on a guessed input (held, or timed out): it cannot average the fixes, so
   // the position and velocity are known no better than one fix says (these sigmas, m, m/s).
@@ -83,6 +84,7 @@ void inflate_uncertainty(const SourcesState& s, EstimateRecord& r);
 //              plausible
 //   tyre_loads, tyre_forces  virtual, and every std.tyre_fz (tyre_fx and tyre_fy) under
 //              its bound; not part of `valid`
+//   all but attitude false while repeated_reset (the model does not hold its sources)
 // `valid`: position, heading, velocity, attitude and virtual, no lost GNSS and no divergence.
 void record_validity(const ValidityConfig& v, const SourcesState& s, EstimateRecord& r);
 
