@@ -141,6 +141,14 @@ void BM_VehicleObserverStepFullNewton(benchmark::State& state) {
   observer_step(state, nullptr, "full Newton, not extrapolated", true);
 }
 
+// The shipped observer whose published sigmas carry a gyro bias it does not learn
+// (imu.gyro_bias_std: the consider analysis's sensitivity): its cost is the ratio to
+// BM_VehicleObserverStep of the same run.
+void BM_VehicleObserverStepUnmodelledGyroBias(benchmark::State& state) {
+  const auto patch = nlohmann::json::parse(R"({"imu": {"gyro_bias_std": 0.3}})");
+  observer_step(state, &patch, "unmodelled gyro bias in the sigmas");
+}
+
 // range(0): the scenario; range(1): the block learned (kBlocks).
 void BM_VehicleObserverStepLearning(benchmark::State& state) {
   const auto patch = learning_patch(static_cast<int>(state.range(1)));
@@ -243,6 +251,7 @@ BENCHMARK(BM_FourbarExperiment20Runs)->DenseRange(0, 1)->Unit(benchmark::kMillis
 BENCHMARK(BM_VehicleObserverStep)->DenseRange(0, 2)->Unit(benchmark::kMillisecond)->Iterations(2);
 BENCHMARK(BM_VehicleObserverStepFixedNoise)->DenseRange(0, 2)->Unit(benchmark::kMillisecond)->Iterations(2);
 BENCHMARK(BM_VehicleObserverStepFullNewton)->DenseRange(0, 2)->Unit(benchmark::kMillisecond)->Iterations(2);
+BENCHMARK(BM_VehicleObserverStepUnmodelledGyroBias)->DenseRange(0, 2)->Unit(benchmark::kMillisecond)->Iterations(2);
 BENCHMARK(BM_VehicleObserverStepLearning)
     ->ArgsProduct({{0, 1, 2}, {0}})
     ->ArgsProduct({{0}, {1, 2, 3}})

@@ -145,6 +145,28 @@ void ErrorEkf::propagate(const MatrixXd& F) {
   P_.topLeftCorner(k, k).noalias() = T * F.topRows(k).transpose();
   P_.topRightCorner(k, t) = T.rightCols(t) * f_tail_.asDiagonal();
   P_.bottomLeftCorner(t, k) = P_.topRightCorner(k, t).transpose();
+  if (S_.cols() > 0) {
+    S_next_.topRows(k).noalias() = F.topRows(k) * S_;
+    S_next_.bottomRows(t) = f_tail_.asDiagonal() * S_.bottomRows(t);
+    S_.swap(S_next_);
+  }
+}
+
+void ErrorEkf::set_unmodelled_biases(const std::vector<double>& sigma) {
+  bias_std_ = sigma;
+  const auto m = static_cast<Eigen::Index>(sigma.size());
+  S_ = MatrixXd::Zero(P_.rows(), m);
+  S_next_ = MatrixXd::Zero(P_.rows(), m);
+  hs_ = Eigen::RowVectorXd::Zero(m);
+}
+
+double ErrorEkf::unmodelled_covariance(int i, int j) const {
+  double c = 0;
+  for (std::size_t k = 0; k < bias_std_.size(); ++k) {
+    const auto kk = static_cast<Eigen::Index>(k);
+    c += S_(i, kk) * S_(j, kk) * bias_std_[k] * bias_std_[k];
+  }
+  return c;
 }
 
 void ErrorEkf::predict(const MatrixXd* A21, const MatrixXd* A22, const MatrixXd* B) {
@@ -241,7 +263,8 @@ void ErrorEkf::predict(const MatrixXd* A21, const MatrixXd* A22, const MatrixXd*
   }
 }
 
-UpdateResult ErrorEkf::update(const Eigen::Ref<const VectorXd>& H, double innovation, double r, double gate_sigma) {
+UpdateResult ErrorEkf::update(const Eigen::Ref<const VectorXd>& H, double innovation, double r, double gate_sigma,
+                              int considered) {
   UpdateResult u;
   b_.noalias() = P_ * H;
   u.variance = H.dot(b_) + r;
@@ -251,10 +274,17 @@ UpdateResult ErrorEkf::update(const Eigen::Ref<const VectorXd>& H, double innova
   const double g2 = gs * gs;
   u.test_ratio = g2 > 0 ? u.innovation * u.innovation / (g2 * u.variance) : 0;
   if (g2 > 0 && u.test_ratio > 1) return u;  // rejected by the gate
+  if (considered_ > 0) bt_ = b_.cwiseProduct(learn_);
+  if (S_.cols() > 0) {
+    // the error's sensitivity to the unmodelled biases through this update: S - K (H S + c),
+    // K the gain used below (P H' / S, or Schmidt's with the considered rows zeroed)
+    hs_.noalias() = H.transpose() * S_;
+    if (considered >= 0 && considered < S_.cols()) hs_[considered] += 1;
+    S_.noalias() -= ((considered_ > 0 ? bt_ : b_) / u.variance) * hs_;
+  }
   if (considered_ > 0) {
     // Schmidt 1966: K = bt / S with the considered rows of b = P H' zeroed; Joseph's form for
     // that gain, P - K H P - P H' K' + K S K', is P - (bt b' + b bt' - bt bt') / S.
-    bt_ = b_.cwiseProduct(learn_);
     e_ += bt_ * (u.innovation / u.variance);
     P_.noalias() -= (bt_ / u.variance) * b_.transpose();
     P_.noalias() -= (b_ / u.variance) * bt_.transpose();
@@ -280,6 +310,7 @@ bool ErrorEkf::healthy() const {
 void ErrorEkf::reset_covariance() {
   P_ = P0_;
   e_.setZero();
+  S_.setZero();
 }
 
 }  // namespace mbo::est

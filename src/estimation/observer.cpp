@@ -385,7 +385,7 @@ ObserverStepReport MbObserver::step(const std::vector<ScalarMeasurement>& measur
       double nu = meas.value - h;
       if (sensor.is_angle(meas.row)) nu = wrap_angle(nu);
       jacobian_row(grad_, H_);
-      UpdateResult u = ekf_.update(H_, nu, meas.variance, meas.gate_sigma);
+      UpdateResult u = ekf_.update(H_, nu, meas.variance, meas.gate_sigma, meas.unmodelled_bias);
       if (u.accepted)
         ++r.fused;
       else

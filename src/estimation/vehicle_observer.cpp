@@ -68,6 +68,7 @@ VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle,
   wheel_speeds_.add_models(models);
   obs_ = std::make_unique<MbObserver>(v.model, std::vector<std::shared_ptr<const Sensor>>(models.begin(), models.end()),
                                       settings, dt);
+  if (const auto biases = imu_.unmodelled_biases(); !biases.empty()) obs_->filter().set_unmodelled_biases(biases);
   sigma_ = std::make_unique<OutputSigma>(
       v, *obs_, cfg_.validity.payload_std_kg,
       cfg_.bus_inputs.steering_set ? aiding::road_wheel_angle_std(cfg_.bus_inputs.steering) : 0.0);

@@ -38,7 +38,10 @@ void record_uncertainty(const ErrorEkf& filter, const ObservedChassis& c, int fr
                         double min_speed_for_sideslip, EstimateRecord& r) {
   const auto& P = filter.covariance();
   const auto& L = filter.layout();
-  auto sd = [&](int i) { return i < 0 ? -1.0 : std::sqrt(std::max(0.0, P(i, i))); };
+  // the error's covariance: the filter's, and what the sensors' unmodelled biases add to it
+  const bool unmodelled = filter.unmodelled_biases() > 0;
+  auto cov = [&](int i, int j) { return P(i, j) + (unmodelled ? filter.unmodelled_covariance(i, j) : 0.0); };
+  auto sd = [&](int i) { return i < 0 ? -1.0 : std::sqrt(std::max(0.0, cov(i, i))); };
   r.std_x = sd(c.x < 0 ? -1 : L.z(c.x));
   r.std_y = sd(c.y < 0 ? -1 : L.z(c.y));
   r.std_yaw = sd(c.yaw < 0 ? -1 : L.z(c.yaw));
@@ -51,7 +54,7 @@ void record_uncertainty(const ErrorEkf& filter, const ObservedChassis& c, int fr
     const double J[3] = {-std::sin(r.yaw), std::cos(r.yaw), -r.v_long};
     double var = 0;
     for (int a = 0; a < 3; ++a)
-      for (int b = 0; b < 3; ++b) var += J[a] * P(id[a], id[b]) * J[b];
+      for (int b = 0; b < 3; ++b) var += J[a] * cov(id[a], id[b]) * J[b];
     r.std_sideslip_deg = std::hypot(std::sqrt(std::max(0.0, var)) / speed / kDeg, kSideslipModelSigmaDeg);
   } else {
     r.std_sideslip_deg = -1;

@@ -486,3 +486,60 @@ TEST(ErrorEkf, EachParameterCanBeConsideredOnItsOwn) {
   EXPECT_NE(f.error()[input], 0.0);
   EXPECT_EQ(f.error()[sensor], 0.0);
 }
+
+TEST(ErrorEkf, AnUnmodelledBiasAddsWhatItDoesToTheEstimatesToTheirCovariance) {
+  // Consider analysis: the filter ignores a bias b on one measurement row, so its estimate
+  // moves by S b, with S carried through each prediction and accepted update. The filter is
+  // linear in its measurements (its gains do not depend on them): run it twice on the same
+  // measurements, once with b added to that row, and the estimates must differ by exactly S b,
+  // whatever the transition (plain, with the model's Jacobians and B) and the gain (Kalman's, or
+  // Schmidt's while a parameter is considered).
+  for (bool fe : {false, true}) {
+    const int n = 2;
+    const double dt = 0.01, b = 0.37, sigma = 0.8;
+    ErrorEkfSettings s = settings(n, fe);
+    s.sensor_rate_noise = {1e-4};
+    s.initial_std_s = {0.2};
+    if (fe) s.input_rate_noise = {0.01}, s.initial_std_p = {0.5};
+    ErrorEkf clean(n, s, dt), biased(n, s, dt);
+    for (auto* f : {&clean, &biased}) {
+      f->set_unmodelled_biases({sigma});
+      if (fe) f->set_learning(f->layout().sensor(0), false);  // Schmidt's gain
+    }
+    const int N = clean.size();
+    Eigen::VectorXd x_clean = Eigen::VectorXd::Zero(N), x_biased = x_clean;
+    Eigen::MatrixXd A21(n, n), A22(n, n), B(n, 1);
+    A21 << -4, 1, 0.5, -2;
+    A22 << -0.3, 0.1, 0, -0.8;
+    B << 1.5, -0.5;
+    std::mt19937 rng(11);
+    std::normal_distribution<double> nd;
+    Eigen::VectorXd H_pos = Eigen::VectorXd::Zero(N), H_rate = Eigen::VectorXd::Zero(N);
+    H_pos[clean.layout().z(0)] = 1;  // a fix of coordinate 0
+    H_pos[clean.layout().z(1)] = 0.3;
+    H_rate[clean.layout().zd(1)] = 1;  // a rate gyro on coordinate 1, biased
+    H_rate[clean.layout().sensor(0)] = 1;
+    for (int k = 0; k < 300; ++k) {
+      const double y_pos = nd(rng), y_rate = 0.1 * nd(rng);
+      for (auto [f, x, bias] : {std::tuple{&clean, &x_clean, 0.0}, std::tuple{&biased, &x_biased, b}}) {
+        if (fe)
+          f->predict(&A21, &A22, &B);
+        else
+          f->predict();
+        *x = f->transition() * *x;  // the model's own step of the estimate
+        f->update(H_rate, y_rate + bias - H_rate.dot(*x), 0.01, 0, 0);
+        if (k % 10 == 0) f->update(H_pos, y_pos - H_pos.dot(*x), 0.04, 0);
+        *x += f->error();  // the model corrected (eq. (57))
+        f->reset_error();
+      }
+    }
+    const Eigen::VectorXd S = (x_biased - x_clean) / b;  // the sensitivity, by difference
+    ASSERT_GT(S.cwiseAbs().maxCoeff(), 0.1) << "the bias moves the estimates";
+    for (int i = 0; i < N; ++i)
+      for (int j = 0; j < N; ++j)
+        EXPECT_NEAR(biased.unmodelled_covariance(i, j), S[i] * S[j] * sigma * sigma, 1e-9) << fe << " " << i << j;
+    EXPECT_EQ(biased.covariance(), clean.covariance()) << "the filter itself is the same";
+    biased.reset_covariance();  // a new start owes nothing to the bias
+    EXPECT_EQ(biased.unmodelled_covariance(0, 0), 0.0);
+  }
+}

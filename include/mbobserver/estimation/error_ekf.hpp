@@ -97,7 +97,24 @@ class ErrorEkf {
   // One scalar measurement: H over the error state, `innovation` = y - h(model), r its noise
   // variance. The update is skipped (and reported) when the gate rejects it.
   // `gate_sigma` < 0 uses the settings' gate; 0 disables it for this measurement.
-  UpdateResult update(const Eigen::Ref<const VectorXd>& H, double innovation, double r, double gate_sigma = -1);
+  // `considered`: the measurement is the truth plus the unmodelled bias of that index
+  // (set_unmodelled_biases), -1 none.
+  UpdateResult update(const Eigen::Ref<const VectorXd>& H, double innovation, double r, double gate_sigma = -1,
+                      int considered = -1);
+
+  // Biases of the sensors that the filter neither estimates nor lets change its gains (a
+  // gyroscope's turn-on bias where it is not learned), with their 1-sigma: a consider analysis
+  // (Bierman 1977, ch. VIII; Maybeck 1979, 6.11). The error e = x_hat - x of this filter on a
+  // sensor biased by b is its own plus S b, with the sensitivity S (size() x biases) carried
+  // as the error is: S <- F S in each prediction, S <- S - K (H S + c) in each accepted update
+  // of a row that measures the truth plus bias k (c = e_k'). The estimates do not change; the
+  // error's covariance is P + S diag(sigma^2) S' (unmodelled_covariance), which a published
+  // 1-sigma may carry. A new start (reset_covariance) begins with S = 0: the state from a fix
+  // owes nothing to the sensor's bias.
+  void set_unmodelled_biases(const std::vector<double>& sigma);
+  int unmodelled_biases() const { return static_cast<int>(bias_std_.size()); }
+  // (S diag(sigma^2) S')(i, j): what the unmodelled biases add to P(i, j).
+  double unmodelled_covariance(int i, int j) const;
 
   // Schmidt's "consider" update (Schmidt 1966): while a parameter (an estimated input, layout()
   // .input(k), or a sensor parameter, layout().sensor(k)) is not learning, measurements leave
@@ -134,6 +151,9 @@ class ErrorEkf {
   bool with_jacobians_ = false;  // the last predict() applied Fj_ (a flag, not a pointer: copies stay right)
   Eigen::PartialPivLU<MatrixXd> lu_;
   VectorXd e_, b_, bt_;
+  MatrixXd S_, S_next_;  // the sensitivity to the unmodelled biases, and its propagation buffer
+  Eigen::RowVectorXd hs_;  // H S + c of an update
+  std::vector<double> bias_std_;
   VectorXd boost_;  // per acceleration error, see set_accel_noise_boost
   VectorXd accel_scale_;  // per observed coordinate, see set_accel_noise_scale
   struct Planar {

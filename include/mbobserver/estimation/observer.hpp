@@ -80,6 +80,7 @@ struct ScalarMeasurement {
   double variance = 0;
   double gate_sigma = -1;  // < 0: the filter's gate
   double lag = -1;  // s: the sample's age at the step's time (its sensor adds its latency); < 0: none
+  int unmodelled_bias = -1;  // the value is the truth plus this unmodelled bias (ErrorEkf::update)
 };
 
 struct ObserverStepReport {

@@ -49,6 +49,7 @@ ImuConfig read_imu_config(const JsonReader& m, double default_gate) {
   I.stuck_after_s = m.number_in("stuck_after_s", 0, 60, I.stuck_after_s);
   I.gyro_bias = read_estimate_config(m, "estimate_gyro_bias", I.gyro_bias, kDeg);
   I.accel_bias = read_estimate_config(m, "estimate_accel_bias", I.accel_bias);
+  I.gyro_bias_std = m.number_in("gyro_bias_std", 0, 10, 0) * kDeg;
   m.finish();
   return I;
 }
@@ -86,6 +87,16 @@ void ImuAiding::declare_parameters(SensorParameters& list) {
       accel_bias_param_[k] =
           list.add({std::string("accel_bias_") + kAxis[k], 0.0, a.initial_std, a.rate_noise, a.min, a.max, 0.02});
   }
+}
+
+std::vector<double> ImuAiding::unmodelled_biases() {
+  std::vector<double> sigma;
+  for (int k = 0; k < 3; ++k)
+    if (cfg_.gyro_bias_std > 0 && gyro_bias_param_[k] < 0 && cfg_.use_gyro && cfg_.gyro_axes[k]) {
+      unmodelled_[k] = static_cast<int>(sigma.size());
+      sigma.push_back(cfg_.gyro_bias_std);
+    }
+  return sigma;
 }
 
 void ImuAiding::add_models(SensorModels& models) const {
@@ -126,7 +137,7 @@ void ImuAiding::gather(double t, MeasurementRows& rows) {
   for (int k = 0; k < 3; ++k) {
     if (samples_.take(static_cast<Channel>(index_of(Channel::gyro_x) + k), t, v, ts) && cfg_.use_gyro &&
         cfg_.gyro_axes[k])
-      rows.add(SensorKind::gyroscope, k, v, cfg_.gyro_std * cfg_.gyro_std, cfg_.gate_sigma);
+      rows.add(SensorKind::gyroscope, k, v, cfg_.gyro_std * cfg_.gyro_std, cfg_.gate_sigma, -1, unmodelled_[k]);
     if (samples_.take(static_cast<Channel>(index_of(Channel::accel_x) + k), t, v, ts) && use_accel_ && accel_open_ &&
         cfg_.accel_axes[k])
       rows.add(SensorKind::accelerometer, k, v, cfg_.accel_std * cfg_.accel_std, cfg_.gate_sigma);

@@ -31,6 +31,11 @@ struct ImuConfig {
   // bias is a fraction of a degree per second; its instability a hundredth.
   EstimateConfig gyro_bias{false, 0.5 * M_PI / 180, 3e-9, -5 * M_PI / 180, 5 * M_PI / 180};
   EstimateConfig accel_bias{false, 0.3, 1e-6, -2, 2};
+  // rad/s (configured in deg/s): the gyroscopes' turn-on bias, 1-sigma per fused axis, where
+  // it is not estimated. The published sigmas carry what it would do to the estimates (a
+  // consider analysis, ErrorEkf::set_unmodelled_biases); the estimates are those of a gyro
+  // without one. 0: the gyro is taken as calibrated.
+  double gyro_bias_std = 0;
 };
 
 // The "imu" section of the observer; `default_gate` is the filter's.
@@ -45,6 +50,9 @@ class ImuAiding {
 
   // The biases it estimates, in the error state's sensor block (call before add_models).
   void declare_parameters(SensorParameters& list);
+  // The 1-sigma of the gyro biases it neither estimates nor takes as zero (gyro_bias_std), in
+  // the order of their index in the rows it gathers.
+  std::vector<double> unmodelled_biases();
   // The measurement models of accelerometer and gyroscope.
   void add_models(SensorModels& models) const;
   // Whether the accelerometers are fused, given what the filter estimates (`forced`: the
@@ -97,6 +105,7 @@ class ImuAiding {
   bool accel_open_ = true;
   std::array<SourceHealth, 2> health_;  // accelerometer, gyroscope
   std::array<int, 3> gyro_bias_param_{-1, -1, -1}, accel_bias_param_{-1, -1, -1};
+  std::array<int, 3> unmodelled_{-1, -1, -1};  // per gyro axis: its unmodelled bias's index
 };
 
 }  // namespace mbo::est::aiding
