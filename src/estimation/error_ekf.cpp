@@ -310,7 +310,7 @@ bool ErrorEkf::healthy() const {
 void ErrorEkf::reset_covariance() {
   P_ = P0_;
   e_.setZero();
-  S_.setZero();
+  if (!S_.allFinite()) S_.setZero();  // a diverged filter's sensitivity says nothing
 }
 
 }  // namespace mbo::est

@@ -120,6 +120,7 @@ void MbObserver::set_sensor_parameter(int k, double value, double var) {
     P.row(i).setZero();
     P.col(i).setZero();
     P(i, i) = var;
+    ekf_.forget_unmodelled(i);
   }
 }
 
@@ -164,6 +165,7 @@ void MbObserver::set_input_variance(int k, double var) {
   P.row(i).setZero();
   P.col(i).setZero();
   P(i, i) = var;
+  // the input keeps its value, and with it what the unmodelled biases did to it: S stays
 }
 
 void MbObserver::initialize(const mb::State& s) {
@@ -193,6 +195,7 @@ void MbObserver::restart_coordinate(int j) {
     P.row(i).setZero();
     P.col(i).setZero();
     P(i, i) = sd * sd;
+    ekf_.forget_unmodelled(i);
   };
   restart(L.z(j), f.initial_std_z[j]);
   restart(L.zd(j), f.initial_std_zd[j]);
@@ -213,6 +216,7 @@ void MbObserver::forget_force_error(int k) {
   P.col(i).setZero();
   P(i, i) = settings_.filter.initial_std_a[static_cast<std::size_t>(k)] *
             settings_.filter.initial_std_a[static_cast<std::size_t>(k)];
+  ekf_.forget_unmodelled(i);
 }
 
 void MbObserver::jacobian_row(const Gradients& g, VectorXd& H) {

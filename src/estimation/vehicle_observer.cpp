@@ -391,7 +391,7 @@ void VehicleObserver::reinitialise(double t, std::uint32_t why) {
   // 1-3 m off with a sigma of 0.1 m as valid (the fixes' rejection read as the receiver's
   // fault) and a heading 0.7 deg off with a sigma of 0.03 deg.
   const double window = cfg_.validity.reset_window_s;
-  if (window > 0 && forced_reset_t_ >= 0 && t - forced_reset_t_ < window) repeated_reset_until_ = t + window;
+  if (window > 0 && t - forced_reset_t_ < window) repeated_reset_until_ = t + window;
   forced_reset_t_ = t;
   // From the model where it is finite, from the last fix where it is recent.
   models::VehicleOutputs o;
@@ -405,6 +405,9 @@ void VehicleObserver::reinitialise(double t, std::uint32_t why) {
   const bool from_fix = gnss_.pose_from_recent_fix(t, st);
   try {
     start(st, t);
+    // The pose from a fix owes nothing to an unmodelled bias (the speed and course too, at
+    // speed); one from the model carries what it did to the model (ErrorEkf::reset_covariance).
+    if (from_fix) obs_->filter().forget_unmodelled();
     if (from_fix) {
       correlate_start_with_receiver_error();
       correlate_start_with_latency(st);
@@ -418,7 +421,7 @@ void VehicleObserver::reinitialise(double t, std::uint32_t why) {
 void VehicleObserver::resynchronise() {
   ++counters_.time_jumps;
   pending_faults_ |= kFaultTimeJump;
-  forced_reset_t_ = repeated_reset_until_ = -1;  // times of the old base
+  forced_reset_t_ = repeated_reset_until_ = -kNever;  // times of the old base
   started_ = false;
   inputs_.forget_time();
   gnss_.forget_time();
@@ -437,6 +440,7 @@ const EstimateRecord& VehicleObserver::step(double t) {
     if (auto pose = gnss_.first_fix_pose(t)) {
       try {
         start(*pose, t);
+        obs_->filter().forget_unmodelled();  // a pose from the fixes
         correlate_start_with_receiver_error();
         correlate_start_with_latency(*pose);
       } catch (const std::exception&) {
@@ -499,6 +503,7 @@ void VehicleObserver::fill_record(double t) {
     c.std = parameter_std(static_cast<int>(k));
     c.converged = c.std < parameters_[k].converged_std;
   }
+  if (t < repeated_reset_until_) rec_.faults |= kFaultRepeatedReset;
   if (!started_) {
     rec_.valid = false;
     rec_.validity = {};
@@ -570,7 +575,6 @@ void VehicleObserver::fill_record(double t) {
   }
   src.settled = !cfg_.gnss.use_position || gnss_.fixes_since_start() >= cfg_.gnss.start_fixes;
   src.repeated_reset = t < repeated_reset_until_;
-  if (src.repeated_reset) rec_.faults |= kFaultRepeatedReset;
   src.inputs_plausible = !inputs_.implausible();
   src.guessing = inputs_.guessing(t);
   src.fix_position_std = gnss_.position_std();

@@ -491,7 +491,8 @@ TEST(ErrorEkf, AnUnmodelledBiasAddsWhatItDoesToTheEstimatesToTheirCovariance) {
   // Consider analysis: the filter ignores a bias b on one measurement row, so its estimate
   // moves by S b, with S carried through each prediction and accepted update. The filter is
   // linear in its measurements (its gains do not depend on them): run it twice on the same
-  // measurements, once with b added to that row, and the estimates must differ by exactly S b,
+  // measurements, once with b added to that row, and the estimates must differ by exactly S b
+  // (S being the sensitivity of x - x_hat, with the opposite sign; their products are the same),
   // whatever the transition (plain, with the model's Jacobians and B) and the gain (Kalman's, or
   // Schmidt's while a parameter is considered).
   for (bool fe : {false, true}) {
@@ -539,7 +540,11 @@ TEST(ErrorEkf, AnUnmodelledBiasAddsWhatItDoesToTheEstimatesToTheirCovariance) {
       for (int j = 0; j < N; ++j)
         EXPECT_NEAR(biased.unmodelled_covariance(i, j), S[i] * S[j] * sigma * sigma, 1e-9) << fe << " " << i << j;
     EXPECT_EQ(biased.covariance(), clean.covariance()) << "the filter itself is the same";
-    biased.reset_covariance();  // a new start owes nothing to the bias
+    const double kept = biased.unmodelled_covariance(0, 0);
+    biased.reset_covariance();  // a new start keeps what the model carries of the bias
+    EXPECT_EQ(biased.unmodelled_covariance(0, 0), kept);
+    biased.forget_unmodelled(0);  // a state set anew owes it nothing
     EXPECT_EQ(biased.unmodelled_covariance(0, 0), 0.0);
+    EXPECT_EQ(biased.unmodelled_covariance(0, 1), 0.0);
   }
 }

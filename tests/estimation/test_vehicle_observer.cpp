@@ -1184,7 +1184,7 @@ TEST(VehicleObserver, GnssFixesAreFusedAtTheirOwnTimeAndTheirLatencyLearned) {
 // they are rejected again, every few seconds. Between the resets the motion sources agreed with
 // the model, so the rejected fixes read as the receiver's fault and the position was valid
 // while metres off.
-TEST(VehicleObserver, ASecondForcedResetSoonAfterTheFirstMakesNothingValid) {
+TEST(VehicleObserver, ASecondForcedResetSoonAfterTheFirstLeavesOnlyTheAttitudeValid) {
   const std::string file = std::string(MBO_SOURCE_DIR) + "/scenarios/robustness/sedan_mixed_combined.json";
   auto run = [&](const char* patch) {
     const auto j = nlohmann::json::parse(patch);

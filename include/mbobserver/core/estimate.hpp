@@ -74,8 +74,8 @@ enum Fault : std::uint32_t {
   kFaultInconsistent = 1u << 9,  // a fused source's innovations disagree with the model
   kFaultTimeJump = 1u << 10,  // the time base jumped: the observer starts again from the fixes
   // the sources forced a second reset within validity.reset_window_s: the model does not hold
-  // them (a car or sensor the configuration does not describe), nothing is valid until it has
-  // held them for that long
+  // them (a car or sensor the configuration does not describe), no output but the attitude is
+  // valid until it has held them for that long
   kFaultRepeatedReset = 1u << 11,
 };
 inline constexpr std::array<std::string_view, 12> kFaultNames = {

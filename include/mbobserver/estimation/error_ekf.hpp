@@ -104,17 +104,25 @@ class ErrorEkf {
 
   // Biases of the sensors that the filter neither estimates nor lets change its gains (a
   // gyroscope's turn-on bias where it is not learned), with their 1-sigma: a consider analysis
-  // (Bierman 1977, ch. VIII; Maybeck 1979, 6.11). The error e = x_hat - x of this filter on a
-  // sensor biased by b is its own plus S b, with the sensitivity S (size() x biases) carried
-  // as the error is: S <- F S in each prediction, S <- S - K (H S + c) in each accepted update
-  // of a row that measures the truth plus bias k (c = e_k'). The estimates do not change; the
-  // error's covariance is P + S diag(sigma^2) S' (unmodelled_covariance), which a published
-  // 1-sigma may carry. A new start (reset_covariance) begins with S = 0: the state from a fix
-  // owes nothing to the sensor's bias.
+  // (Bierman 1977, ch. VIII; Maybeck 1979, 6.11). The error x - x_hat this filter estimates
+  // (the correction e) is, on a sensor biased by b, its own plus S b, with the sensitivity S
+  // (size() x biases) carried as the error is: S <- F S in each prediction, S <- S - K (H S + c)
+  // in each accepted update of a row that measures the truth plus bias k (c = e_k'). The
+  // estimates do not change; the error's covariance is P + S diag(sigma^2) S'
+  // (unmodelled_covariance), which a published 1-sigma may carry. A new start
+  // (reset_covariance) keeps S, for a start that keeps the model's state; one from a fix owes
+  // nothing to the bias (forget_unmodelled()). Kept across a start from a fix, S would not be
+  // pessimistic: its old part, decayed by the new gains, may cancel what the bias adds since.
   void set_unmodelled_biases(const std::vector<double>& sigma);
   int unmodelled_biases() const { return static_cast<int>(bias_std_.size()); }
   // (S diag(sigma^2) S')(i, j): what the unmodelled biases add to P(i, j).
   double unmodelled_covariance(int i, int j) const;
+  // State i is set anew, from nothing the filter fused (its row and column of P reset to a
+  // prior): its sensitivity to the biases is zero.
+  void forget_unmodelled(int i) {
+    if (S_.cols() > 0) S_.row(i).setZero();
+  }
+  void forget_unmodelled() { S_.setZero(); }
 
   // Schmidt's "consider" update (Schmidt 1966): while a parameter (an estimated input, layout()
   // .input(k), or a sensor parameter, layout().sensor(k)) is not learning, measurements leave

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <array>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -203,8 +204,9 @@ class VehicleObserver {
   std::vector<UpdateResult> results_;
   std::uint32_t faults_ = 0, pending_faults_ = 0;
   // the time of the last reset the sources forced, and until when a second one within
-  // validity.reset_window_s holds the outputs not valid (-1: none, in this time base)
-  double forced_reset_t_ = -1, repeated_reset_until_ = -1;
+  // validity.reset_window_s holds the outputs not valid (-kNever: none, in this time base)
+  static constexpr double kNever = std::numeric_limits<double>::infinity();
+  double forced_reset_t_ = -kNever, repeated_reset_until_ = -kNever;
   double t_ = 0;
   EstimateRecord rec_{};
   models::VehicleOutputs out_{};
