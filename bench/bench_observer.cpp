@@ -149,6 +149,14 @@ void BM_VehicleObserverStepUnmodelledGyroBias(benchmark::State& state) {
   observer_step(state, &patch, "unmodelled gyro bias in the sigmas");
 }
 
+// The shipped observer without the rolling radius in its sigmas (validity.
+// rolling_radius_rel_std 0): the cost of that consider analysis is BM_VehicleObserverStep's
+// ratio to this, in the same run.
+void BM_VehicleObserverStepNoRadiusSigma(benchmark::State& state) {
+  const auto patch = nlohmann::json::parse(R"({"validity": {"rolling_radius_rel_std": 0}})");
+  observer_step(state, &patch, "no rolling radius in the sigmas");
+}
+
 // range(0): the scenario; range(1): the block learned (kBlocks).
 void BM_VehicleObserverStepLearning(benchmark::State& state) {
   const auto patch = learning_patch(static_cast<int>(state.range(1)));
@@ -252,6 +260,7 @@ BENCHMARK(BM_VehicleObserverStep)->DenseRange(0, 2)->Unit(benchmark::kMillisecon
 BENCHMARK(BM_VehicleObserverStepFixedNoise)->DenseRange(0, 2)->Unit(benchmark::kMillisecond)->Iterations(2);
 BENCHMARK(BM_VehicleObserverStepFullNewton)->DenseRange(0, 2)->Unit(benchmark::kMillisecond)->Iterations(2);
 BENCHMARK(BM_VehicleObserverStepUnmodelledGyroBias)->DenseRange(0, 2)->Unit(benchmark::kMillisecond)->Iterations(2);
+BENCHMARK(BM_VehicleObserverStepNoRadiusSigma)->DenseRange(0, 2)->Unit(benchmark::kMillisecond)->Iterations(2);
 BENCHMARK(BM_VehicleObserverStepLearning)
     ->ArgsProduct({{0, 1, 2}, {0}})
     ->ArgsProduct({{0}, {1, 2, 3}})

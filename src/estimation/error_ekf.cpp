@@ -264,7 +264,7 @@ void ErrorEkf::predict(const MatrixXd* A21, const MatrixXd* A22, const MatrixXd*
 }
 
 UpdateResult ErrorEkf::update(const Eigen::Ref<const VectorXd>& H, double innovation, double r, double gate_sigma,
-                              int considered) {
+                              int considered, double coefficient) {
   UpdateResult u;
   b_.noalias() = P_ * H;
   u.variance = H.dot(b_) + r;
@@ -279,7 +279,7 @@ UpdateResult ErrorEkf::update(const Eigen::Ref<const VectorXd>& H, double innova
     // the error's sensitivity to the unmodelled biases through this update: S - K (H S + c),
     // K the gain used below (P H' / S, or Schmidt's with the considered rows zeroed)
     hs_.noalias() = H.transpose() * S_;
-    if (considered >= 0 && considered < S_.cols()) hs_[considered] += 1;
+    if (considered >= 0 && considered < S_.cols()) hs_[considered] += coefficient;
     S_.noalias() -= ((considered_ > 0 ? bt_ : b_) / u.variance) * hs_;
   }
   if (considered_ > 0) {

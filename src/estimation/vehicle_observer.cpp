@@ -68,7 +68,14 @@ VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle,
   wheel_speeds_.add_models(models);
   obs_ = std::make_unique<MbObserver>(v.model, std::vector<std::shared_ptr<const Sensor>>(models.begin(), models.end()),
                                       settings, dt);
-  if (const auto biases = imu_.unmodelled_biases(); !biases.empty()) obs_->filter().set_unmodelled_biases(biases);
+  std::vector<double> unmodelled;
+  imu_.declare_unmodelled(unmodelled);
+  if (cfg_.validity.rolling_radius_rel_std > 0 && !(cfg_.wheels.use && cfg_.wheels.scale.on)) {
+    wheels_.consider_radius(static_cast<int>(unmodelled.size()));
+    wheel_speeds_.consider_radius(static_cast<int>(unmodelled.size()));
+    unmodelled.push_back(cfg_.validity.rolling_radius_rel_std);
+  }
+  if (!unmodelled.empty()) obs_->filter().set_unmodelled_biases(unmodelled);
   sigma_ = std::make_unique<OutputSigma>(
       v, *obs_, cfg_.validity.payload_std_kg,
       cfg_.bus_inputs.steering_set ? aiding::road_wheel_angle_std(cfg_.bus_inputs.steering) : 0.0);
@@ -311,6 +318,12 @@ void VehicleObserver::gather(double t) {
   gnss_.gather(t, rows_);
   imu_.gather(t, rows_);
   wheels_.gather(t, obs_->state(), inputs_.inputs(), obs_->sensor_parameters(), rows_);
+  for (int w = 0; w < 4; ++w)
+    if (wheels_.anchored()[w]) {
+      // counts unwrapped anew where the model's angle agrees: that angle owes nothing to the radius
+      const int j = obs_->observed_index(vehicle_->wheels[w].spin);
+      if (j >= 0) obs_->filter().forget_unmodelled(obs_->filter().layout().z(j));
+    }
   const bool hall = cfg_.wheels.use;
   wheel_speeds_.gather(t, dt_, obs_->state(), {hall, hall, hall, hall}, rows_);
 }

@@ -211,6 +211,8 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
     c.validity.rear_slip_angle_rel_std =
         v->number_in("rear_slip_angle_rel_std", 0, 10, c.validity.rear_slip_angle_rel_std);
     c.validity.reset_window_s = v->number_in("reset_window_s", 0, 86400, c.validity.reset_window_s);
+    c.validity.rolling_radius_rel_std =
+        v->number_in("rolling_radius_rel_std", 0, 0.2, c.validity.rolling_radius_rel_std);
     auto& M = c.validity.monitor;
     M.nis_time_constant_s = v->positive_up_to("nis_time_constant_s", 3600, M.nis_time_constant_s);
     M.nis_limit = v->positive_up_to("nis_limit", 1e6, M.nis_limit);

@@ -1,5 +1,6 @@
 // The filter core: Van Loan against the closed form, scalar sequential updates against the
 // batch Kalman update, the gate, and covariance health.
+#include <cmath>
 #include <random>
 #include <stdexcept>
 
@@ -491,7 +492,8 @@ TEST(ErrorEkf, AnUnmodelledBiasAddsWhatItDoesToTheEstimatesToTheirCovariance) {
   // Consider analysis: the filter ignores a bias b on one measurement row, so its estimate
   // moves by S b, with S carried through each prediction and accepted update. The filter is
   // linear in its measurements (its gains do not depend on them): run it twice on the same
-  // measurements, once with b added to that row, and the estimates must differ by exactly S b
+  // measurements, once with c_k b added to that row (c_k its coefficient, as a scale error's
+  // row has), and the estimates must differ by exactly S b
   // (S being the sensitivity of x - x_hat, with the opposite sign; their products are the same),
   // whatever the transition (plain, with the model's Jacobians and B) and the gain (Kalman's, or
   // Schmidt's while a parameter is considered).
@@ -528,7 +530,9 @@ TEST(ErrorEkf, AnUnmodelledBiasAddsWhatItDoesToTheEstimatesToTheirCovariance) {
         else
           f->predict();
         *x = f->transition() * *x;  // the model's own step of the estimate
-        f->update(H_rate, y_rate + bias - H_rate.dot(*x), 0.01, 0, 0);
+        // a scale error's row: the bias times what the row measures, here a varying coefficient
+        const double c = 1 + 0.5 * std::sin(0.05 * k);
+        f->update(H_rate, y_rate + c * bias - H_rate.dot(*x), 0.01, 0, 0, c);
         if (k % 10 == 0) f->update(H_pos, y_pos - H_pos.dot(*x), 0.04, 0);
         *x += f->error();  // the model corrected (eq. (57))
         f->reset_error();

@@ -97,17 +97,18 @@ class ErrorEkf {
   // One scalar measurement: H over the error state, `innovation` = y - h(model), r its noise
   // variance. The update is skipped (and reported) when the gate rejects it.
   // `gate_sigma` < 0 uses the settings' gate; 0 disables it for this measurement.
-  // `considered`: the measurement is the truth plus the unmodelled bias of that index
-  // (set_unmodelled_biases), -1 none.
+  // `considered`: the measurement is the truth plus `coefficient` times the unmodelled bias of
+  // that index (set_unmodelled_biases), -1 none.
   UpdateResult update(const Eigen::Ref<const VectorXd>& H, double innovation, double r, double gate_sigma = -1,
-                      int considered = -1);
+                      int considered = -1, double coefficient = 1);
 
   // Biases of the sensors that the filter neither estimates nor lets change its gains (a
   // gyroscope's turn-on bias where it is not learned), with their 1-sigma: a consider analysis
   // (Bierman 1977, ch. VIII; Maybeck 1979, 6.11). The error x - x_hat this filter estimates
   // (the correction e) is, on a sensor biased by b, its own plus S b, with the sensitivity S
   // (size() x biases) carried as the error is: S <- F S in each prediction, S <- S - K (H S + c)
-  // in each accepted update of a row that measures the truth plus bias k (c = e_k'). The
+  // in each accepted update of a row that measures the truth plus c_k times bias k (c = c_k e_k';
+  // a scale error's row: c_k the measured quantity). The
   // estimates do not change; the error's covariance is P + S diag(sigma^2) S'
   // (unmodelled_covariance), which a published 1-sigma may carry. A new start
   // (reset_covariance) keeps S, for a start that keeps the model's state; one from a fix owes

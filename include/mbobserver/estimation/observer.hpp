@@ -81,6 +81,7 @@ struct ScalarMeasurement {
   double gate_sigma = -1;  // < 0: the filter's gate
   double lag = -1;  // s: the sample's age at the step's time (its sensor adds its latency); < 0: none
   int unmodelled_bias = -1;  // the value is the truth plus this unmodelled bias (ErrorEkf::update)
+  double unmodelled_coefficient = 1;  // ... times this
 };
 
 struct ObserverStepReport {

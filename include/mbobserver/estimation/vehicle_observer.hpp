@@ -56,6 +56,11 @@ struct ValidityConfig {
   // estimated (then the filter's sigma of its scale): their stiffness and the rear axle's load
   // as the car differs from its file. It enters std.yaw (add_rear_slip_error).
   double rear_slip_angle_rel_std = 0.2;
+  // 1-sigma of the tyres' effective rolling radius relative to the vehicle file's (wear,
+  // pressure, load, another tyre), common to the four, while the wheel scales are not learned:
+  // a consider analysis of the wheel rows (WheelHallAiding::consider_radius) carries it into
+  // std.x, y, yaw, vx, vy, sideslip_deg, friction; the estimates do not change.
+  double rolling_radius_rel_std = 0.005;
   // s: a reset the sources force (fixes rejected for too long, divergence) within this of the
   // previous one makes every output not valid until the filter holds its sources this long
   // (fault repeated_reset); 0: off

@@ -89,14 +89,12 @@ void ImuAiding::declare_parameters(SensorParameters& list) {
   }
 }
 
-std::vector<double> ImuAiding::unmodelled_biases() {
-  std::vector<double> sigma;
+void ImuAiding::declare_unmodelled(std::vector<double>& sigma) {
   for (int k = 0; k < 3; ++k)
     if (cfg_.gyro_bias_std > 0 && gyro_bias_param_[k] < 0 && cfg_.use_gyro && cfg_.gyro_axes[k]) {
       unmodelled_[k] = static_cast<int>(sigma.size());
       sigma.push_back(cfg_.gyro_bias_std);
     }
-  return sigma;
 }
 
 void ImuAiding::add_models(SensorModels& models) const {

@@ -55,6 +55,7 @@ void WheelHallAiding::gather(double t, const mb::State& model, const models::Veh
   constexpr double kReanchor_s = 10;
   double v = 0, ts = 0;
   const double tooth = 2 * M_PI / cfg_.teeth;
+  radius_anchored_.fill(false);
   for (int w = 0; w < 4; ++w) {
     if (!samples_.take(static_cast<Channel>(index_of(kFirst) + w), t, v, ts)) continue;
     const double model_angle = model.q[vehicle_.wheels[w].spin];
@@ -78,6 +79,10 @@ void WheelHallAiding::gather(double t, const mb::State& model, const models::Veh
     const bool anchor = !unwrap_[w];
     if (!unwrap_[w]) unwrap_[w].emplace(cfg_.teeth, cfg_.modulus[w]);
     const double angle = unwrap_[w]->angle(static_cast<std::uint32_t>(count), model_angle);
+    if (anchor) {
+      radius_anchor_[w] = model_angle;
+      radius_anchored_[w] = true;
+    }
     if (scale_param_[w] >= 0 && (anchor || ts - anchored_t_[w] > kReanchor_s)) {
       auto& a = anchors_[w];
       a.counts = anchor ? angle : a.counts + scale(w, params) * (model_angle - a.model);
@@ -95,7 +100,11 @@ void WheelHallAiding::gather(double t, const mb::State& model, const models::Veh
       rate_[w] = kRateKept * rate_[w] + kRateNew * (angle - angle_[w]) / (ts - angle_t_[w]);
     angle_[w] = angle;
     angle_t_[w] = ts;
-    if (cfg_.use) rows.add(SensorKind::wheel_hall, w, angle, cfg_.angle_std * cfg_.angle_std, cfg_.gate_sigma);
+    if (cfg_.use) {
+      const bool radius = radius_bias_ >= 0 && scale_param_[w] < 0;
+      rows.add(SensorKind::wheel_hall, w, angle, cfg_.angle_std * cfg_.angle_std, cfg_.gate_sigma, -1,
+               radius ? radius_bias_ : -1, model_angle - radius_anchor_[w]);
+    }
   }
 }
 
@@ -126,6 +135,8 @@ void WheelHallAiding::reset_wheel(int w, MbObserver& observer) {
   }
   mb::solve_position(vehicle_.model, s.q, s.u, observer.workspace());
   mb::solve_velocity(vehicle_.model, s.u, s.qd, observer.workspace());
+  // the angle set from the counts: its sensitivity to the radius restarts at 0, here
+  radius_anchor_[w] = s.q[slot];
   const int j = observer.observed_index(slot);
   if (j >= 0) observer.restart_coordinate(j);
 }

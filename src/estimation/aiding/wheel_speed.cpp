@@ -68,7 +68,7 @@ void WheelSpeedAiding::gather(double t, double dt, const mb::State& model, const
     const bool sampled = samples_.take(static_cast<Channel>(index_of(kFirst) + w), t, v, ts);
     if (sampled) last_[w] = v;
     if (!cfg_.use || !cfg_.present[w]) continue;
-    if (sampled) rows.add(SensorKind::wheel_speed, w, v, variance_[w], cfg_.gate_sigma);
+    if (sampled) rows.add(SensorKind::wheel_speed, w, v, variance_[w], cfg_.gate_sigma, -1, radius_bias_, v);
     // The angle hold, with every speed sample: the model's own angle where the step is about
     // to take it (the rows are fused after the model steps), so that the innovation is the
     // step's second-order remainder (1e-4 rad at 100 rad/s^2) against a sigma of a radian.
@@ -79,7 +79,7 @@ void WheelSpeedAiding::gather(double t, double dt, const mb::State& model, const
     }
   }
   if (samples_.take(Channel::vehicle_speed, t, v, ts) && cfg_.use_vehicle_speed && cfg_.vehicle_speed_present)
-    rows.add(SensorKind::vehicle_speed, 0, v, vehicle_variance_, cfg_.gate_sigma);
+    rows.add(SensorKind::vehicle_speed, 0, v, vehicle_variance_, cfg_.gate_sigma, -1, radius_bias_, v);
 }
 
 void WheelSpeedAiding::account(const ScalarMeasurement& m, const UpdateResult& u, double t, MbObserver& observer) {

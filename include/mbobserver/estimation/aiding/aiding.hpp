@@ -170,10 +170,12 @@ class MeasurementRows {
   MeasurementRows() { rows_.reserve(kCapacity); }
   void clear() { rows_.clear(); }
   // `lag`: the sample's age at the step's time, s (its sensor model adds its latency).
-  // `unmodelled_bias`: the value is the truth plus that bias (ErrorEkf::set_unmodelled_biases).
+  // `unmodelled_bias`: the value is the truth plus `coefficient` times that bias
+  // (ErrorEkf::set_unmodelled_biases).
   void add(SensorKind kind, int row, double value, double variance, double gate_sigma, double lag = -1,
-           int unmodelled_bias = -1) {
-    rows_.push_back({static_cast<int>(index_of(kind)), row, value, variance, gate_sigma, lag, unmodelled_bias});
+           int unmodelled_bias = -1, double coefficient = 1) {
+    rows_.push_back(
+        {static_cast<int>(index_of(kind)), row, value, variance, gate_sigma, lag, unmodelled_bias, coefficient});
   }
   const std::vector<ScalarMeasurement>& rows() const { return rows_; }
   static SensorKind kind(const ScalarMeasurement& m) { return static_cast<SensorKind>(m.sensor); }

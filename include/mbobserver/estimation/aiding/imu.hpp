@@ -50,9 +50,9 @@ class ImuAiding {
 
   // The biases it estimates, in the error state's sensor block (call before add_models).
   void declare_parameters(SensorParameters& list);
-  // The 1-sigma of the gyro biases it neither estimates nor takes as zero (gyro_bias_std), in
-  // the order of their index in the rows it gathers.
-  std::vector<double> unmodelled_biases();
+  // Appends the 1-sigma of the gyro biases it neither estimates nor takes as zero
+  // (gyro_bias_std); their index in `sigma` is the one its rows carry.
+  void declare_unmodelled(std::vector<double>& sigma);
   // The measurement models of accelerometer and gyroscope.
   void add_models(SensorModels& models) const;
   // Whether the accelerometers are fused, given what the filter estimates (`forced`: the

@@ -59,6 +59,16 @@ class WheelHallAiding {
   // parameters (the scales, to move the anchors).
   void gather(double t, const mb::State& model, const models::VehicleInputs& inputs, const Eigen::VectorXd& params,
               MeasurementRows& rows);
+  // The tyres' rolling radius, where the scales are not estimated, as an unmodelled bias of
+  // that index (ErrorEkf::set_unmodelled_biases): a common relative error d of the effective
+  // radius, r_model / r_effective = 1 + d, makes a counter's angle the model's true one plus
+  // d times the angle turned since its anchor. Each wheel's anchor is where its counts were
+  // last unwrapped anew: there the counts and the model's angle agree and the angle's
+  // sensitivity to d is zero (`observer`: to say so to the filter, wheels_anchored()).
+  void consider_radius(int index) { radius_bias_ = index; }
+  // Wheels whose unmodelled-radius anchor the last gather set anew (their angle's sensitivity
+  // to the radius is to be forgotten).
+  const std::array<bool, 4>& anchored() const { return radius_anchored_; }
   // What the filter did with wheel row m at time t; a wheel rejected for too long is reset in
   // `observer` at once.
   void account(const ScalarMeasurement& m, const UpdateResult& u, double t, MbObserver& observer);
@@ -108,6 +118,9 @@ class WheelHallAiding {
   // with the scales estimated: each wheel's anchor, and when it was last moved up to the model
   std::array<int, 4> scale_param_{-1, -1, -1, -1};
   std::array<HallAnchor, 4> anchors_{};
+  int radius_bias_ = -1;  // the unmodelled radius's index, -1: none
+  std::array<double, 4> radius_anchor_{};  // model spin angle at which the radius's coefficient is 0
+  std::array<bool, 4> radius_anchored_{};
   std::array<double, 4> anchored_t_{-1, -1, -1, -1};
   SourceHealth health_;
 };

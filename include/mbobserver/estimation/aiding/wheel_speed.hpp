@@ -60,6 +60,9 @@ class WheelSpeedAiding {
   bool active() const { return active_; }
   // The rows of the speeds received up to t, and the angle holds of wheels whose spin angle
   // nothing else measures (`hall_fused[w]`).
+  // The tyres' rolling radius as an unmodelled bias of that index (WheelHallAiding::
+  // consider_radius): r_model / r_effective = 1 + d makes each speed the truth times 1 + d.
+  void consider_radius(int index) { radius_bias_ = index; }
   void gather(double t, double dt, const mb::State& model, const std::array<bool, 4>& hall_fused,
               MeasurementRows& rows);
   void account(const ScalarMeasurement& m, const UpdateResult& u, double t, MbObserver& observer);
@@ -78,6 +81,7 @@ class WheelSpeedAiding {
   WheelSpeedConfig cfg_;
   const models::Vehicle& vehicle_;
   std::array<double, 4> gain_{};
+  int radius_bias_ = -1;
   std::array<double, 4> variance_{};
   double vehicle_variance_ = 0;
   bool active_ = false;
