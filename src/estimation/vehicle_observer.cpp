@@ -70,6 +70,7 @@ VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle,
                                       settings, dt);
   std::vector<double> unmodelled;
   imu_.declare_unmodelled(unmodelled);
+  gnss_.declare_unmodelled(unmodelled);
   if (cfg_.validity.rolling_radius_rel_std > 0 && !(cfg_.wheels.use && cfg_.wheels.scale.on)) {
     wheels_.consider_radius(static_cast<int>(unmodelled.size()));
     wheel_speeds_.consider_radius(static_cast<int>(unmodelled.size()));
@@ -127,9 +128,15 @@ void VehicleObserver::correlate_start_with_latency(const models::VehicleStart& s
   // with a latency not yet learned (0 +- 0.1 s at 22 m/s: 2.2 m) was as sure as the fix.
   const int k = gnss_.latency_param();
   const int jx = obs_->observed_index(vehicle_->x), jy = obs_->observed_index(vehicle_->y);
-  if (k < 0 || jx < 0 || jy < 0 || !cfg_.gnss.use_course || st.speed <= cfg_.gnss.course_min_speed) return;
-  auto& P = obs_->filter().covariance();
+  if (jx < 0 || jy < 0 || !cfg_.gnss.use_course || st.speed <= cfg_.gnss.course_min_speed) return;
   const auto& L = obs_->filter().layout();
+  if (const int b = gnss_.latency_bias(); b >= 0) {
+    // a latency not told (gnss.latency_std): the same error v dtau, as its sensitivity
+    obs_->filter().set_unmodelled(L.z(jx), b, st.speed * std::cos(st.yaw));
+    obs_->filter().set_unmodelled(L.z(jy), b, st.speed * std::sin(st.yaw));
+  }
+  if (k < 0) return;
+  auto& P = obs_->filter().covariance();
   const int ix = L.z(jx), iy = L.z(jy), it = L.sensor(k);
   const double var = P(it, it), ve = st.speed * std::cos(st.yaw), vn = st.speed * std::sin(st.yaw);
   P(ix, ix) += ve * ve * var;

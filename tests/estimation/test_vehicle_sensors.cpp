@@ -97,6 +97,36 @@ TEST(VehicleSensors, GnssGradientsWithALagMatchFiniteDifferences) {
                 1e-12);
 }
 
+// A latency nobody told the filter (gnss.latency_std) enters each row as dh/dlatency times its
+// error: the sensors' dlag against the difference of their rows over the lag.
+TEST(VehicleSensors, GnssLagDerivativesMatchFiniteDifferences) {
+  ChassisSetup s;
+  auto antenna = s.f.point(s.origin, {-0.5, 0.3, 1.2});
+  std::srand(7);
+  VectorXd x = s.m.x0, xd = VectorXd::Zero(x.size()), xdd = VectorXd::Zero(x.size());
+  x.head(s.m.nq) += 0.1 * VectorXd::Random(s.m.nq);
+  xd.head(s.m.nq).setRandom();
+  xdd.head(s.m.nq).setRandom();
+  for (double latency : {0.0, 0.1}) {
+    const GnssPositionSensor position(antenna, false, s.origin, latency);
+    const GnssVelocitySensor velocity(antenna, latency);
+    const GnssCourseSensor course(antenna, -1, latency);
+    for (const Sensor* sensor : std::initializer_list<const Sensor*>{&position, &velocity, &course})
+      for (double age : {0.001, 0.0413})
+        for (int row = 0; row < sensor->rows(); ++row) {
+          Gradients g;
+          g.clear(s.m.nq);
+          sensor->measure({s.m, x, xd, xdd, nullptr, age}, row, &g);
+          const double h = 1e-4;
+          const double p = sensor->measure({s.m, x, xd, xdd, nullptr, age + h}, row, nullptr);
+          const double q = sensor->measure({s.m, x, xd, xdd, nullptr, age - h}, row, nullptr);
+          const double fd = (sensor->is_angle(row) ? wrap_angle(p - q) : p - q) / (2 * h);
+          EXPECT_NEAR(g.dlag, fd, 1e-7 * (1 + std::abs(fd))) << "latency " << latency << " row " << row;
+          EXPECT_GT(std::abs(g.dlag), 1e-3) << "a moving antenna's rows change with the lag";
+        }
+  }
+}
+
 TEST(VehicleSensors, ImuGradientsMatchFiniteDifferences) {
   ChassisSetup s;
   check_gradients(s.m, GyroSensor(s.f, mounting(), Eigen::Vector3d(0.01, 0, -0.02)));

@@ -124,6 +124,10 @@ class ErrorEkf {
     if (S_.cols() > 0) S_.row(i).setZero();
   }
   void forget_unmodelled() { S_.setZero(); }
+  // State i set from a measurement that carries bias k times `coefficient`: its sensitivity.
+  void set_unmodelled(int i, int k, double coefficient) {
+    if (k >= 0 && k < S_.cols()) S_(i, k) = coefficient;
+  }
 
   // Schmidt's "consider" update (Schmidt 1966): while a parameter (an estimated input, layout()
   // .input(k), or a sensor parameter, layout().sensor(k)) is not learning, measurements leave

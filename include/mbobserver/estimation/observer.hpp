@@ -82,6 +82,7 @@ struct ScalarMeasurement {
   double lag = -1;  // s: the sample's age at the step's time (its sensor adds its latency); < 0: none
   int unmodelled_bias = -1;  // the value is the truth plus this unmodelled bias (ErrorEkf::update)
   double unmodelled_coefficient = 1;  // ... times this
+  bool unmodelled_per_lag = false;  // ... times d h / d latency (a latency not told: Gradients::dlag)
 };
 
 struct ObserverStepReport {

@@ -41,7 +41,13 @@ struct SparseGradient {
 // dp: over the estimated sensor parameters (biases, scale factors, a latency), by index.
 struct Gradients {
   SparseGradient dq, dqd, dqdd, dp;
-  void clear(int nq, int np = SparseGradient::kCapacity) { dq.clear(nq), dqd.clear(nq), dqdd.clear(nq), dp.clear(np); }
+  // d h / d latency, by a sensor whose rows describe the model a latency ago (GNSS): the
+  // coefficient of a latency it is not told (ScalarMeasurement::unmodelled_per_lag)
+  double dlag = 0;
+  void clear(int nq, int np = SparseGradient::kCapacity) {
+    dq.clear(nq), dqd.clear(nq), dqdd.clear(nq), dp.clear(np);
+    dlag = 0;
+  }
 };
 
 // The model state a sensor reads: x = [q; constants], xd = [qd; 0], xdd = [qdd; 0], and the

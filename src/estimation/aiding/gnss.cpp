@@ -30,6 +30,7 @@ GnssConfig read_gnss_config(const JsonReader& g, double default_gate) {
     G.antenna = {a[0], a[1], a[2]};
   }
   G.latency_s = g.number_in("latency_s", 0, 2, 0);
+  G.latency_std = g.number_in("latency_std", 0, 1, G.latency_std);
   G.position_std = g.positive_up_to("position_std", 1000, G.position_std);
   G.velocity_std = g.positive_up_to("velocity_std", 100, G.velocity_std);
   G.use_position = g.boolean("use_position", true);
@@ -271,9 +272,10 @@ void GnssAiding::gather(double t, MeasurementRows& rows) {
       if (cfg_.use_position) {
         // the fix is the antenna's its age + the latency ago
         const double age = std::max(0.0, t - tl);
-        rows.add(SensorKind::gnss_position, 0, e, se * se, gate, age);
-        rows.add(SensorKind::gnss_position, 1, n, sn * sn, gate, age);
-        if (has_alt && cfg_.use_altitude) rows.add(SensorKind::gnss_position, 2, u, su * su, gate, age);
+        rows.add_late(SensorKind::gnss_position, 0, e, se * se, gate, age, latency_bias_);
+        rows.add_late(SensorKind::gnss_position, 1, n, sn * sn, gate, age, latency_bias_);
+        if (has_alt && cfg_.use_altitude)
+          rows.add_late(SensorKind::gnss_position, 2, u, su * su, gate, age, latency_bias_);
       }
     }
   }
@@ -291,14 +293,15 @@ void GnssAiding::gather(double t, MeasurementRows& rows) {
   }
   const double age = std::max(0.0, t - ts);
   if (cfg_.use_velocity && (have_course_ || standing)) {
-    rows.add(SensorKind::gnss_velocity, 0, standing ? 0.0 : s * std::sin(course_), var, gate, age);
-    rows.add(SensorKind::gnss_velocity, 1, standing ? 0.0 : s * std::cos(course_), var, gate, age);
+    rows.add_late(SensorKind::gnss_velocity, 0, standing ? 0.0 : s * std::sin(course_), var, gate, age, latency_bias_);
+    rows.add_late(SensorKind::gnss_velocity, 1, standing ? 0.0 : s * std::cos(course_), var, gate, age, latency_bias_);
   }
   if (cfg_.use_course && have_course_ && s > cfg_.course_min_speed) {
     health_[index_of(SensorKind::gnss_course)].sampled(ts);
     // heading = course - the model's sideslip: the course's noise plus the sideslip's error
     const double sideslip_var = cfg_.course_sideslip_std * cfg_.course_sideslip_std;
-    rows.add(SensorKind::gnss_course, 0, course_to_heading(course_), var / (s * s) + sideslip_var, gate, age);
+    rows.add_late(SensorKind::gnss_course, 0, course_to_heading(course_), var / (s * s) + sideslip_var, gate, age,
+                  latency_bias_);
   }
 }
 
@@ -306,6 +309,12 @@ void GnssAiding::account(const ScalarMeasurement& m, const UpdateResult& u, doub
   const SensorKind kind = MeasurementRows::kind(m);
   health_[index_of(kind)].account(m.row, u, t);
   if (kind == SensorKind::gnss_position && m.row == 0 && u.accepted) ++accepted_fixes_;
+}
+
+void GnssAiding::declare_unmodelled(std::vector<double>& sigma) {
+  if (cfg_.latency_std <= 0 || cfg_.estimate_latency) return;
+  latency_bias_ = static_cast<int>(sigma.size());
+  sigma.push_back(cfg_.latency_std);
 }
 
 bool GnssAiding::rejected_too_long(double t) const {

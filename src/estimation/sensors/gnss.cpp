@@ -15,6 +15,10 @@ double GnssPositionSensor::measure(const MeasureContext& c, int row, Gradients* 
     if (g) g->dp.add(latency_param_, -v[row] + latency * a[row]);
   }
   if (g) {
+    const Eigen::Vector3d v = mb::evaluate(antenna_, c.xd, 3), a = mb::evaluate(antenna_, c.xdd, 3);
+    g->dlag = -v[row] + latency * a[row];
+  }
+  if (g) {
     push_gradient(chassis_only_ ? origin_ : antenna_, Eigen::Vector3d::Unit(row), g->dq);
     if (latency != 0) {
       push_gradient(antenna_, -latency * Eigen::Vector3d::Unit(row), g->dqd);
@@ -41,6 +45,7 @@ double GnssVelocitySensor::measure(const MeasureContext& c, int row, Gradients* 
       g->dp.add(latency_param_, -a[row]);
     }
   }
+  if (g) g->dlag = -mb::evaluate(antenna_, c.xdd, 3)[row];
   return v[row];
 }
 
@@ -48,10 +53,8 @@ double GnssCourseSensor::measure(const MeasureContext& c, int, Gradients* g) con
   Eigen::Vector3d v = mb::evaluate(antenna_, c.xd, 3);
   const double latency = std::max(c.lag, 0.0) + c.param(latency_param_, latency_);
   Eigen::Vector3d a = Eigen::Vector3d::Zero();
-  if (latency != 0 || latency_param_ >= 0) {
-    a = mb::evaluate(antenna_, c.xdd, 3);
-    v -= latency * a;  // the course of `latency` ago
-  }
+  if (latency != 0 || latency_param_ >= 0 || g) a = mb::evaluate(antenna_, c.xdd, 3);
+  v -= latency * a;  // the course of `latency` ago
   const double s2 = v.x() * v.x() + v.y() * v.y();
   if (g && yaw_ >= 0)
     g->dq.add(yaw_, 1.0);
@@ -61,7 +64,10 @@ double GnssCourseSensor::measure(const MeasureContext& c, int, Gradients* g) con
     if (latency != 0) push_gradient(antenna_, -latency * d, g->dqdd);  // through v - latency a
   }
   // d atan2(Y, X) / d latency with X = vx - latency ax, Y = vy - latency ay
-  if (g && s2 > 0) g->dp.add(latency_param_, (v.y() * a.x() - v.x() * a.y()) / s2);
+  if (g && s2 > 0) {
+    g->dlag = (v.y() * a.x() - v.x() * a.y()) / s2;
+    g->dp.add(latency_param_, g->dlag);
+  }
   return std::atan2(v.y(), v.x());
 }
 

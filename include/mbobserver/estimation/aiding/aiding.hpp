@@ -177,6 +177,12 @@ class MeasurementRows {
     rows_.push_back(
         {static_cast<int>(index_of(kind)), row, value, variance, gate_sigma, lag, unmodelled_bias, coefficient});
   }
+  // ... whose unmodelled bias is a latency: its coefficient is the row's d h / d latency
+  void add_late(SensorKind kind, int row, double value, double variance, double gate_sigma, double lag,
+                int unmodelled_latency) {
+    rows_.push_back({static_cast<int>(index_of(kind)), row, value, variance, gate_sigma, lag, unmodelled_latency, 1.0,
+                     unmodelled_latency >= 0});
+  }
   const std::vector<ScalarMeasurement>& rows() const { return rows_; }
   static SensorKind kind(const ScalarMeasurement& m) { return static_cast<SensorKind>(m.sensor); }
 

@@ -20,6 +20,11 @@ namespace mbo::est::aiding {
 struct GnssConfig {
   Eigen::Vector3d antenna = Eigen::Vector3d::Zero();  // vehicle frame, m
   double latency_s = 0;
+  // s: 1-sigma of the latency's error beyond latency_s, while it is not learned (a receiver
+  // whose latency nobody measured: 0.05-0.15 s). The published sigmas carry what it does to
+  // the estimates (a consider analysis: each row's bias is the error times d h / d latency,
+  // -v for a fix, -a for a velocity); the estimates are those of latency_s.
+  double latency_std = 0;
   double position_std = 0.02, velocity_std = 0.1;  // used when the receiver gives no sigma
   bool use_position = true, use_velocity = true, use_course = true, use_gst = true;
   bool use_altitude = true;  // the vertical row of the fix (leave out when z is not observed)
@@ -76,6 +81,9 @@ class GnssAiding {
   // considers, set from the latency estimator every step.
   void declare_parameters(SensorParameters& list);
   int latency_param() const { return latency_param_; }
+  // Appends latency_std as an unmodelled bias, where the latency is not learned.
+  void declare_unmodelled(std::vector<double>& sigma);
+  int latency_bias() const { return latency_bias_; }
   // The first of the receiver's two error states (east, north), -1 when not modelled.
   int error_param() const { return error_param_; }
   // The measurement models of gnss_position, gnss_velocity and gnss_course.
@@ -165,6 +173,7 @@ class GnssAiding {
   std::array<double, 3> pending_{};  // the last velocity sample (stamp, east, north) not yet judged
   bool has_pending_ = false;
   int latency_param_ = -1;
+  int latency_bias_ = -1;  // the unmodelled latency's index, -1: none
   int error_param_ = -1;
 };
 
