@@ -520,7 +520,7 @@ void VehicleObserver::fill_record(double t) {
     auto& c = rec_.calibration[calibration_index_[k]];
     c.estimated = true;
     c.value = obs_->sensor_parameters()[static_cast<Eigen::Index>(k)];
-    c.std = parameter_std(static_cast<int>(k));
+    c.std = std::hypot(parameter_std(static_cast<int>(k)), parameters_[k].model_std);
     c.converged = c.std < parameters_[k].converged_std;
   }
   if (t < repeated_reset_until_) rec_.faults |= kFaultRepeatedReset;

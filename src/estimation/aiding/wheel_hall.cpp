@@ -35,9 +35,17 @@ WheelHallAiding::WheelHallAiding(const WheelSensorConfig& config, const models::
 void WheelHallAiding::declare_parameters(SensorParameters& list) {
   const auto& c = cfg_.scale;
   if (!c.on || !cfg_.use) return;
-  for (int w = 0; w < 4; ++w)
-    scale_param_[w] = list.add(
-        {"wheel_scale_" + std::string(kWheelNames[w]), 1.0, c.initial_std, c.rate_noise, c.min, c.max, 0.0005});
+  // A tyre's effective radius moves with its load and speed, and a bus delays the counts,
+  // which the scale (a constant of the Hall model) cannot follow: over the robustness suite
+  // the learned scales settled 0.015-0.16 % from the truth's with a filter sigma of 0.01 %
+  // (NEES 3-680). That floor is in the published sigma; learned means within 0.15 %.
+  constexpr double kModelStd = 0.001, kConvergedStd = 0.0015;
+  for (int w = 0; w < 4; ++w) {
+    SensorParameter p{
+        "wheel_scale_" + std::string(kWheelNames[w]), 1.0, c.initial_std, c.rate_noise, c.min, c.max, kConvergedStd};
+    p.model_std = kModelStd;
+    scale_param_[w] = list.add(p);
+  }
 }
 
 void WheelHallAiding::add_models(SensorModels& models) const {

@@ -204,6 +204,9 @@ struct SensorParameter {
   // A calibration of the car or a sensor, published and kept in the state file; false: a
   // nuisance state the filter needs and nobody keeps (the receiver's present error).
   bool published = true;
+  // What the data cannot teach below this: the sensor model's own fidelity, added in quadrature
+  // to the published 1-sigma (and so to what a calibration file keeps).
+  double model_std = 0;
 };
 
 // The configuration of an estimated parameter ("estimate_...": {...} in a unit's section).
