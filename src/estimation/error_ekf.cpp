@@ -264,7 +264,7 @@ void ErrorEkf::predict(const MatrixXd* A21, const MatrixXd* A22, const MatrixXd*
 }
 
 UpdateResult ErrorEkf::update(const Eigen::Ref<const VectorXd>& H, double innovation, double r, double gate_sigma,
-                              int considered, double coefficient) {
+                              int considered, double coefficient, int considered2, double coefficient2) {
   UpdateResult u;
   b_.noalias() = P_ * H;
   u.variance = H.dot(b_) + r;
@@ -280,6 +280,7 @@ UpdateResult ErrorEkf::update(const Eigen::Ref<const VectorXd>& H, double innova
     // K the gain used below (P H' / S, or Schmidt's with the considered rows zeroed)
     hs_.noalias() = H.transpose() * S_;
     if (considered >= 0 && considered < S_.cols()) hs_[considered] += coefficient;
+    if (considered2 >= 0 && considered2 < S_.cols()) hs_[considered2] += coefficient2;
     S_.noalias() -= ((considered_ > 0 ? bt_ : b_) / u.variance) * hs_;
   }
   if (considered_ > 0) {

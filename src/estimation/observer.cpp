@@ -390,7 +390,8 @@ ObserverStepReport MbObserver::step(const std::vector<ScalarMeasurement>& measur
       if (sensor.is_angle(meas.row)) nu = wrap_angle(nu);
       jacobian_row(grad_, H_);
       UpdateResult u = ekf_.update(H_, nu, meas.variance, meas.gate_sigma, meas.unmodelled_bias,
-                                   meas.unmodelled_per_lag ? grad_.dlag : meas.unmodelled_coefficient);
+                                   meas.unmodelled_per_lag ? grad_.dlag : meas.unmodelled_coefficient,
+                                   meas.unmodelled_bias2, meas.unmodelled_coefficient2);
       if (u.accepted)
         ++r.fused;
       else

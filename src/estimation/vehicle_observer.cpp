@@ -71,7 +71,9 @@ VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle,
   std::vector<double> unmodelled;
   imu_.declare_unmodelled(unmodelled);
   gnss_.declare_unmodelled(unmodelled);
-  if (cfg_.validity.rolling_radius_rel_std > 0 && !(cfg_.wheels.use && cfg_.wheels.scale.on)) {
+  // the Hall rows leave it out where their scales are learned, the wheel and vehicle speeds not
+  if (cfg_.validity.rolling_radius_rel_std > 0 &&
+      (!(cfg_.wheels.use && cfg_.wheels.scale.on) || wheel_speeds_.active())) {
     wheels_.consider_radius(static_cast<int>(unmodelled.size()));
     wheel_speeds_.consider_radius(static_cast<int>(unmodelled.size()));
     unmodelled.push_back(cfg_.validity.rolling_radius_rel_std);
@@ -128,14 +130,15 @@ void VehicleObserver::correlate_start_with_latency(const models::VehicleStart& s
   // with a latency not yet learned (0 +- 0.1 s at 22 m/s: 2.2 m) was as sure as the fix.
   const int k = gnss_.latency_param();
   const int jx = obs_->observed_index(vehicle_->x), jy = obs_->observed_index(vehicle_->y);
-  if (jx < 0 || jy < 0 || !cfg_.gnss.use_course || st.speed <= cfg_.gnss.course_min_speed) return;
+  if (jx < 0 || jy < 0 || st.speed <= cfg_.gnss.course_min_speed) return;
   const auto& L = obs_->filter().layout();
+  // (a start carries the fix along the course whenever the receiver gives one, fused or not)
   if (const int b = gnss_.latency_bias(); b >= 0) {
     // a latency not told (gnss.latency_std): the same error v dtau, as its sensitivity
     obs_->filter().set_unmodelled(L.z(jx), b, st.speed * std::cos(st.yaw));
     obs_->filter().set_unmodelled(L.z(jy), b, st.speed * std::sin(st.yaw));
   }
-  if (k < 0) return;
+  if (k < 0 || !cfg_.gnss.use_course) return;
   auto& P = obs_->filter().covariance();
   const int ix = L.z(jx), iy = L.z(jy), it = L.sensor(k);
   const double var = P(it, it), ve = st.speed * std::cos(st.yaw), vn = st.speed * std::sin(st.yaw);
@@ -242,8 +245,12 @@ int VehicleObserver::input_index(int slot) const {
 }
 
 double VehicleObserver::parameter_std(int k) const {
-  const int i = obs_->filter().layout().sensor(k);
-  return std::sqrt(std::max(0.0, obs_->filter().covariance()(i, i)));
+  // the filter's, and what the unmodelled sensor errors have made of it (a gyro's scale error,
+  // learned as bias in turns of one sense)
+  const auto& f = obs_->filter();
+  const int i = f.layout().sensor(k);
+  const double extra = f.unmodelled_biases() > 0 ? f.unmodelled_covariance(i, i) : 0.0;
+  return std::sqrt(std::max(0.0, f.covariance()(i, i) + extra));
 }
 
 void VehicleObserver::keep_learned_model() {
@@ -353,9 +360,13 @@ void VehicleObserver::account(double t) {
         wheels_.account(rows[i], results_[i], t, *obs_);
         break;
       case SensorKind::wheel_speed:
-      case SensorKind::vehicle_speed:
+      case SensorKind::vehicle_speed: {
+        const auto before = wheel_speeds_.resets();
         wheel_speeds_.account(rows[i], results_[i], t, *obs_);
+        // its spin's sensitivities restarted (restart_coordinate): so does the Hall row's radius
+        if (wheel_speeds_.resets() != before) wheels_.restart_radius(rows[i].row, obs_->state());
         break;
+      }
       case SensorKind::count:
         break;
     }

@@ -488,6 +488,28 @@ TEST(ErrorEkf, EachParameterCanBeConsideredOnItsOwn) {
   EXPECT_EQ(f.error()[sensor], 0.0);
 }
 
+// A state set from a measurement that reads the truth plus c b has the sensitivity -c to b
+// (set_unmodelled): the next such measurement of it then adds nothing to the sensitivity (H S +
+// c = 0), and one with the opposite sign would (a start's sign checked against its rows').
+TEST(ErrorEkf, AStateSetFromABiasedRowHasThatRowsSensitivity) {
+  const int n = 2;
+  ErrorEkf f(n, settings(n, false), 0.01);
+  f.set_unmodelled_biases({0.5});
+  const int N = f.size();
+  Eigen::VectorXd H = Eigen::VectorXd::Zero(N);
+  H[f.layout().z(0)] = 1;
+  const double c = -7.5;  // a fix's -v
+  f.predict();  // the coordinate and its rate correlated
+  f.set_unmodelled(f.layout().z(0), 0, -c);
+  f.update(H, 0.0, 0.01, 0, 0, c);
+  EXPECT_NEAR(f.unmodelled_covariance(f.layout().z(0), f.layout().z(0)), c * c * 0.25, 1e-12);
+  EXPECT_EQ(f.unmodelled_covariance(f.layout().zd(0), f.layout().zd(0)), 0.0) << "nothing else learned of it";
+  f.set_unmodelled(f.layout().z(0), 0, c);  // the wrong sign
+  f.update(H, 0.0, 0.01, 0, 0, c);
+  EXPECT_GT(f.unmodelled_covariance(f.layout().zd(0), f.layout().zd(0)), 0.0);
+  f.set_unmodelled(f.layout().z(0), 5, 1.0);  // no such bias: ignored
+}
+
 TEST(ErrorEkf, AnUnmodelledBiasAddsWhatItDoesToTheEstimatesToTheirCovariance) {
   // Consider analysis: the filter ignores a bias b on one measurement row, so its estimate
   // moves by S b, with S carried through each prediction and accepted update. The filter is
@@ -504,13 +526,15 @@ TEST(ErrorEkf, AnUnmodelledBiasAddsWhatItDoesToTheEstimatesToTheirCovariance) {
     s.sensor_rate_noise = {1e-4};
     s.initial_std_s = {0.2};
     if (fe) s.input_rate_noise = {0.01}, s.initial_std_p = {0.5};
-    ErrorEkf clean(n, s, dt), biased(n, s, dt);
-    for (auto* f : {&clean, &biased}) {
-      f->set_unmodelled_biases({sigma});
+    // a second bias on the same row (a gyro's scale error: its coefficient is the rate read)
+    const double b2 = -0.21, sigma2 = 0.3;
+    ErrorEkf clean(n, s, dt), biased(n, s, dt), biased2(n, s, dt);
+    for (auto* f : {&clean, &biased, &biased2}) {
+      f->set_unmodelled_biases({sigma, sigma2});
       if (fe) f->set_learning(f->layout().sensor(0), false);  // Schmidt's gain
     }
     const int N = clean.size();
-    Eigen::VectorXd x_clean = Eigen::VectorXd::Zero(N), x_biased = x_clean;
+    Eigen::VectorXd x_clean = Eigen::VectorXd::Zero(N), x_biased = x_clean, x_biased2 = x_clean;
     Eigen::MatrixXd A21(n, n), A22(n, n), B(n, 1);
     A21 << -4, 1, 0.5, -2;
     A22 << -0.3, 0.1, 0, -0.8;
@@ -524,7 +548,8 @@ TEST(ErrorEkf, AnUnmodelledBiasAddsWhatItDoesToTheEstimatesToTheirCovariance) {
     H_rate[clean.layout().sensor(0)] = 1;
     for (int k = 0; k < 300; ++k) {
       const double y_pos = nd(rng), y_rate = 0.1 * nd(rng);
-      for (auto [f, x, bias] : {std::tuple{&clean, &x_clean, 0.0}, std::tuple{&biased, &x_biased, b}}) {
+      for (auto [f, x, bias, bias2] : {std::tuple{&clean, &x_clean, 0.0, 0.0}, std::tuple{&biased, &x_biased, b, 0.0},
+                                       std::tuple{&biased2, &x_biased2, 0.0, b2}}) {
         if (fe)
           f->predict(&A21, &A22, &B);
         else
@@ -532,17 +557,22 @@ TEST(ErrorEkf, AnUnmodelledBiasAddsWhatItDoesToTheEstimatesToTheirCovariance) {
         *x = f->transition() * *x;  // the model's own step of the estimate
         // a scale error's row: the bias times what the row measures, here a varying coefficient
         const double c = 1 + 0.5 * std::sin(0.05 * k);
-        f->update(H_rate, y_rate + c * bias - H_rate.dot(*x), 0.01, 0, 0, c);
+        const double c2 = 1 + y_rate;
+        f->update(H_rate, y_rate + c * bias + c2 * bias2 - H_rate.dot(*x), 0.01, 0, 0, c, 1, c2);
         if (k % 10 == 0) f->update(H_pos, y_pos - H_pos.dot(*x), 0.04, 0);
         *x += f->error();  // the model corrected (eq. (57))
         f->reset_error();
       }
     }
     const Eigen::VectorXd S = (x_biased - x_clean) / b;  // the sensitivity, by difference
+    const Eigen::VectorXd S2 = (x_biased2 - x_clean) / b2;
     ASSERT_GT(S.cwiseAbs().maxCoeff(), 0.1) << "the bias moves the estimates";
+    ASSERT_GT(S2.cwiseAbs().maxCoeff(), 0.1) << "the second bias moves the estimates";
     for (int i = 0; i < N; ++i)
       for (int j = 0; j < N; ++j)
-        EXPECT_NEAR(biased.unmodelled_covariance(i, j), S[i] * S[j] * sigma * sigma, 1e-9) << fe << " " << i << j;
+        EXPECT_NEAR(biased.unmodelled_covariance(i, j), S[i] * S[j] * sigma * sigma + S2[i] * S2[j] * sigma2 * sigma2,
+                    1e-9)
+            << fe << " " << i << j;
     EXPECT_EQ(biased.covariance(), clean.covariance()) << "the filter itself is the same";
     const double kept = biased.unmodelled_covariance(0, 0);
     biased.reset_covariance();  // a new start keeps what the model carries of the bias

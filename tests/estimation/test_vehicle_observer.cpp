@@ -740,6 +740,20 @@ TEST(VehicleObserver, TheRollingRadiusStdIsReadAsAFractionAndChecked) {
   }
 }
 
+TEST(VehicleObserver, TheGyroScaleStdIsReadAsAFractionAndChecked) {
+  auto j = observer_section("mbobserver.json");
+  EXPECT_EQ(read_observer(j).imu.gyro_scale_std, 0.0);  // an exact scale unless told
+  j["imu"]["gyro_scale_std"] = 0.005;
+  EXPECT_EQ(read_observer(j).imu.gyro_scale_std, 0.005);
+  j["imu"]["gyro_scale_std"] = 0.5;  // a percentage taken for a fraction
+  try {
+    read_observer(j);
+    FAIL() << "a scale 50 % uncertain was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("/imu/gyro_scale_std"), std::string::npos) << e.what();
+  }
+}
+
 TEST(VehicleObserver, CourseSideslipStdIsReadAndCheckedFromTheGnssSection) {
   // The course row's variance carries the model's sideslip error (docs/configuration.md).
   const auto base = observer_section("mbobserver.json");
@@ -907,9 +921,10 @@ INSTANTIATE_TEST_SUITE_P(
                              "payload_rear": {"initial_std": 150, "plant_noise": 1}}}}})"},
                       std::pair{"vehicle_double_lane_change.json",
                                 R"({"gnss": {"estimate_error": {"std": 1.7, "correlation_s": 120}}})"},
-                      std::pair{"vehicle_double_lane_change.json",
-                                R"({"imu": {"gyro_bias_std": 0.3}, "wheels": {"estimate_scale": {}},
-                             "filter": {"force_error": {"estimate_inputs": {
+                      std::pair{
+                          "vehicle_double_lane_change.json",
+                          R"({"imu": {"gyro_bias_std": 0.3, "gyro_scale_std": 0.005}, "gnss": {"latency_std": 0.05},
+                             "wheels": {"estimate_scale": {}}, "filter": {"force_error": {"estimate_inputs": {
                              "payload_front": {"initial_std": 150, "plant_noise": 1}}}}})"},
                       std::pair{"production_double_lane_change.json", "{}"}));
 
@@ -1374,6 +1389,35 @@ TEST(VehicleObserver, ReportsTheLearnedGyroBiasAgainstTheScenariosBias) {
   EXPECT_LE(k["value"].get<double>(), 0.002 + 1e-12);
   EXPECT_GT(k["rmse"].get<double>(), 0.007);
   EXPECT_GT(k["nees"].get<double>(), 100 * nees);
+}
+
+// The MEMS drive's gyro has a scale error (0.5 %) besides its bias: learning the bias in turns of
+// one sense takes the scale error for bias, 5 sigma off (NEES 30), and the heading with it.
+// imu.gyro_scale_std carries that error (coefficient: the rate read) into the learned bias's
+// sigma and the heading's; the estimates do not change.
+TEST(VehicleObserver, AnUnmodelledGyroScaleIsInTheLearnedBiasAndHeadingSigmas) {
+  const std::string file = std::string(MBO_SOURCE_DIR) + "/scenarios/robustness/sedan_mixed_imu_mems.json";
+  std::ifstream in(std::string(MBO_SOURCE_DIR) + "/scenarios/patches/self_calibration.json");
+  const auto self_calibration = nlohmann::json::parse(in);
+  auto run = [&](double scale_std) {
+    auto patch = self_calibration;
+    patch["imu"]["gyro_scale_std"] = scale_std;
+    auto sc = exp::load_vehicle_scenario(file, &patch);
+    sc.duration = 60;
+    return exp::run_vehicle_experiment(sc, {.seed = 1});
+  };
+  const auto without = run(0), with = run(0.005);
+  for (const char* q : {"x", "yaw", "vx", "sideslip_deg"})
+    EXPECT_EQ(rmse(with, "observer", q), rmse(without, "observer", q)) << q;
+  const double nees0 = calibrated(without, "gyro_bias_z")["nees"].get<double>();
+  const double nees1 = calibrated(with, "gyro_bias_z")["nees"].get<double>();
+  EXPECT_GT(nees0, 5.0);
+  EXPECT_LT(nees1, 2.0);
+  EXPECT_GT(without["false_valid"]["rate"]["yaw"].get<double>(), 0.05);
+  EXPECT_LT(with["false_valid"]["rate"]["yaw"].get<double>(), 0.01);
+  EXPECT_GT(with["false_valid"]["valid_share"]["yaw"].get<double>(), 0.9);
+  std::cout << "gyro bias NEES " << nees0 << " -> " << nees1 << "; heading flagged valid while 4 sigma off "
+            << without["false_valid"]["rate"]["yaw"] << " -> " << with["false_valid"]["rate"]["yaw"] << "\n";
 }
 
 // A learned wheel scale cannot be known better than the Hall model describes the counts: a

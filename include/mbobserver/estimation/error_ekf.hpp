@@ -99,8 +99,9 @@ class ErrorEkf {
   // `gate_sigma` < 0 uses the settings' gate; 0 disables it for this measurement.
   // `considered`: the measurement is the truth plus `coefficient` times the unmodelled bias of
   // that index (set_unmodelled_biases), -1 none.
+  // `considered2`, `coefficient2`: a second one (a gyro's bias and its scale factor's error).
   UpdateResult update(const Eigen::Ref<const VectorXd>& H, double innovation, double r, double gate_sigma = -1,
-                      int considered = -1, double coefficient = 1);
+                      int considered = -1, double coefficient = 1, int considered2 = -1, double coefficient2 = 0);
 
   // Biases of the sensors that the filter neither estimates nor lets change its gains (a
   // gyroscope's turn-on bias where it is not learned), with their 1-sigma: a consider analysis

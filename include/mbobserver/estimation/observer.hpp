@@ -83,6 +83,8 @@ struct ScalarMeasurement {
   int unmodelled_bias = -1;  // the value is the truth plus this unmodelled bias (ErrorEkf::update)
   double unmodelled_coefficient = 1;  // ... times this
   bool unmodelled_per_lag = false;  // ... times d h / d latency (a latency not told: Gradients::dlag)
+  int unmodelled_bias2 = -1;  // and this one
+  double unmodelled_coefficient2 = 0;  // times this
 };
 
 struct ObserverStepReport {

@@ -50,6 +50,7 @@ ImuConfig read_imu_config(const JsonReader& m, double default_gate) {
   I.gyro_bias = read_estimate_config(m, "estimate_gyro_bias", I.gyro_bias, kDeg);
   I.accel_bias = read_estimate_config(m, "estimate_accel_bias", I.accel_bias);
   I.gyro_bias_std = m.number_in("gyro_bias_std", 0, 10, 0) * kDeg;
+  I.gyro_scale_std = m.number_in("gyro_scale_std", 0, 0.2, 0);
   m.finish();
   return I;
 }
@@ -95,6 +96,11 @@ void ImuAiding::declare_unmodelled(std::vector<double>& sigma) {
       unmodelled_[k] = static_cast<int>(sigma.size());
       sigma.push_back(cfg_.gyro_bias_std);
     }
+  for (int k = 0; k < 3; ++k)
+    if (cfg_.gyro_scale_std > 0 && cfg_.use_gyro && cfg_.gyro_axes[k]) {
+      unmodelled_scale_[k] = static_cast<int>(sigma.size());
+      sigma.push_back(cfg_.gyro_scale_std);
+    }
 }
 
 void ImuAiding::add_models(SensorModels& models) const {
@@ -135,7 +141,9 @@ void ImuAiding::gather(double t, MeasurementRows& rows) {
   for (int k = 0; k < 3; ++k) {
     if (samples_.take(static_cast<Channel>(index_of(Channel::gyro_x) + k), t, v, ts) && cfg_.use_gyro &&
         cfg_.gyro_axes[k])
-      rows.add(SensorKind::gyroscope, k, v, cfg_.gyro_std * cfg_.gyro_std, cfg_.gate_sigma, -1, unmodelled_[k]);
+      // omega_meas = (1 + s) omega + b: the scale error's coefficient is the rate, here measured
+      rows.add2(SensorKind::gyroscope, k, v, cfg_.gyro_std * cfg_.gyro_std, cfg_.gate_sigma, unmodelled_[k], 1.0,
+                unmodelled_scale_[k], v);
     if (samples_.take(static_cast<Channel>(index_of(Channel::accel_x) + k), t, v, ts) && use_accel_ && accel_open_ &&
         cfg_.accel_axes[k])
       rows.add(SensorKind::accelerometer, k, v, cfg_.accel_std * cfg_.accel_std, cfg_.gate_sigma);

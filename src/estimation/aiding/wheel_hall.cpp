@@ -143,10 +143,15 @@ void WheelHallAiding::reset_wheel(int w, MbObserver& observer) {
   }
   mb::solve_position(vehicle_.model, s.q, s.u, observer.workspace());
   mb::solve_velocity(vehicle_.model, s.u, s.qd, observer.workspace());
-  // the angle set from the counts: its sensitivity to the radius restarts at 0, here
+  // the angle set from the counts: its sensitivity to the radius restarts at 0, here; the rate,
+  // set from the counts' (1 + d) theta_dot, has -theta_dot
   radius_anchor_[w] = s.q[slot];
   const int j = observer.observed_index(slot);
-  if (j >= 0) observer.restart_coordinate(j);
+  if (j >= 0) {
+    observer.restart_coordinate(j);
+    if (radius_bias_ >= 0 && scale_param_[w] < 0)
+      observer.filter().set_unmodelled(observer.filter().layout().zd(j), radius_bias_, -s.qd[slot]);
+  }
 }
 
 void WheelHallAiding::align_start(mb::State& s) const {

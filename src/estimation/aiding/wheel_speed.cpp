@@ -99,7 +99,12 @@ void WheelSpeedAiding::account(const ScalarMeasurement& m, const UpdateResult& u
     s.qd[slot] = last_[w] / gain_[w];
     mb::solve_velocity(vehicle_.model, s.u, s.qd, observer.workspace());
     const int j = observer.observed_index(slot);
-    if (j >= 0) observer.restart_coordinate(j);
+    if (j >= 0) {
+      observer.restart_coordinate(j);
+      // set from a speed that reads (1 + d) times the truth
+      if (radius_bias_ >= 0)
+        observer.filter().set_unmodelled(observer.filter().layout().zd(j), radius_bias_, -s.qd[slot]);
+    }
     wheels_.restart_row(w);
   }
 }

@@ -177,6 +177,12 @@ class MeasurementRows {
     rows_.push_back(
         {static_cast<int>(index_of(kind)), row, value, variance, gate_sigma, lag, unmodelled_bias, coefficient});
   }
+  // ... with two unmodelled biases
+  void add2(SensorKind kind, int row, double value, double variance, double gate_sigma, int bias, double coefficient,
+            int bias2, double coefficient2) {
+    rows_.push_back({static_cast<int>(index_of(kind)), row, value, variance, gate_sigma, -1, bias, coefficient, false,
+                     bias2, coefficient2});
+  }
   // ... whose unmodelled bias is a latency: its coefficient is the row's d h / d latency
   void add_late(SensorKind kind, int row, double value, double variance, double gate_sigma, double lag,
                 int unmodelled_latency) {

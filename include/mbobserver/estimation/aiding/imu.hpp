@@ -36,6 +36,11 @@ struct ImuConfig {
   // consider analysis, ErrorEkf::set_unmodelled_biases); the estimates are those of a gyro
   // without one. 0: the gyro is taken as calibrated.
   double gyro_bias_std = 0;
+  // The gyroscopes' scale-factor error, 1-sigma relative per fused axis (an automotive MEMS
+  // part: 0.5-2 %), never estimated: the published sigmas carry it as gyro_bias_std's
+  // (coefficient: the measured rate), and so do the learned gyro biases' (a bias learned in
+  // turns of one sense takes the scale error for bias). 0: the scale is exact.
+  double gyro_scale_std = 0;
 };
 
 // The "imu" section of the observer; `default_gate` is the filter's.
@@ -105,7 +110,9 @@ class ImuAiding {
   bool accel_open_ = true;
   std::array<SourceHealth, 2> health_;  // accelerometer, gyroscope
   std::array<int, 3> gyro_bias_param_{-1, -1, -1}, accel_bias_param_{-1, -1, -1};
-  std::array<int, 3> unmodelled_{-1, -1, -1};  // per gyro axis: its unmodelled bias's index
+  std::array<int, 3> unmodelled_{-1, -1, -1};
+  std::array<int, 3> unmodelled_scale_{
+      -1, -1, -1};  // per gyro axis: its scale error's index  // per gyro axis: its unmodelled bias's index
 };
 
 }  // namespace mbo::est::aiding

@@ -64,8 +64,11 @@ class WheelHallAiding {
   // radius, r_model / r_effective = 1 + d, makes a counter's angle the model's true one plus
   // d times the angle turned since its anchor. Each wheel's anchor is where its counts were
   // last unwrapped anew: there the counts and the model's angle agree and the angle's
-  // sensitivity to d is zero (`observer`: to say so to the filter, wheels_anchored()).
+  // sensitivity to d is zero (VehicleObserver forgets it there: anchored()).
   void consider_radius(int index) { radius_bias_ = index; }
+  // Wheel w's spin sensitivities were restarted at `model` (another unit's reset): its radius
+  // coefficient restarts there too.
+  void restart_radius(int w, const mb::State& model) { radius_anchor_[w] = model.q[vehicle_.wheels[w].spin]; }
   // Wheels whose unmodelled-radius anchor the last gather set anew (their angle's sensitivity
   // to the radius is to be forgotten).
   const std::array<bool, 4>& anchored() const { return radius_anchored_; }

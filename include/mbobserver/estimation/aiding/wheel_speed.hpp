@@ -58,11 +58,11 @@ class WheelSpeedAiding {
 
   // Whether the unit fuses anything (some channel present and used).
   bool active() const { return active_; }
-  // The rows of the speeds received up to t, and the angle holds of wheels whose spin angle
-  // nothing else measures (`hall_fused[w]`).
   // The tyres' rolling radius as an unmodelled bias of that index (WheelHallAiding::
   // consider_radius): r_model / r_effective = 1 + d makes each speed the truth times 1 + d.
   void consider_radius(int index) { radius_bias_ = index; }
+  // The rows of the speeds received up to t, and the angle holds of wheels whose spin angle
+  // nothing else measures (`hall_fused[w]`).
   void gather(double t, double dt, const mb::State& model, const std::array<bool, 4>& hall_fused,
               MeasurementRows& rows);
   void account(const ScalarMeasurement& m, const UpdateResult& u, double t, MbObserver& observer);
