@@ -1234,21 +1234,38 @@ TEST(VehicleObserver, ASecondForcedResetSoonAfterTheFirstLeavesOnlyTheAttitudeVa
             << fv_with["position"] << " with the reset window; resets " << with["failures"]["resets"] << "\n";
 }
 
+namespace {
+
+// A robustness-suite scenario run once (seed 1) with an observer patch, cut to `duration` s if > 0.
+nlohmann::json run_robustness(const std::string& name, const nlohmann::json& patch, double duration = 0) {
+  auto sc = exp::load_vehicle_scenario(std::string(MBO_SOURCE_DIR) + "/scenarios/robustness/" + name + ".json", &patch);
+  if (duration > 0) sc.duration = duration;
+  return exp::run_vehicle_experiment(sc, {.seed = 1});
+}
+
+nlohmann::json patch_file(const std::string& name) {
+  std::ifstream in(std::string(MBO_SOURCE_DIR) + "/scenarios/patches/" + name);
+  return nlohmann::json::parse(in);
+}
+
+// A consider term changes the published sigmas only: the two runs' estimates are the same.
+void expect_same_estimates(const nlohmann::json& with, const nlohmann::json& without,
+                           std::initializer_list<const char*> quantities = {"x", "y", "yaw", "vx", "vy", "sideslip_deg",
+                                                                            "tyre_fy_fl"}) {
+  for (const char* q : quantities) EXPECT_EQ(rmse(with, "observer", q), rmse(without, "observer", q)) << q;
+}
+
+}  // namespace
+
 // scenarios/patches/unmodelled_gyro_bias.json: a gyro's turn-on bias the filter does not learn,
 // 0.3 deg/s (imu.gyro_bias_std). The lane change with a 0.57 deg/s z bias had its heading
 // flagged valid while 4 sigma off on a quarter of the steps, with a sigma of hundredths of a
 // degree. The sigma now holds what such a bias does to this filter's estimates (a consider
 // analysis), which stay what they were (unlike the Schmidt filter of the test above).
 TEST(VehicleObserver, AnUnmodelledGyroBiasIsInThePublishedSigmaAndNotInTheEstimates) {
-  const std::string file = std::string(MBO_SOURCE_DIR) + "/scenarios/robustness/sedan_dlc_gyro_bias.json";
-  auto run = [&](const nlohmann::json& patch) {
-    return exp::run_vehicle_experiment(exp::load_vehicle_scenario(file, &patch), {.seed = 1});
-  };
-  std::ifstream in(std::string(MBO_SOURCE_DIR) + "/scenarios/patches/unmodelled_gyro_bias.json");
-  const auto without = run(nlohmann::json::object());
-  const auto with = run(nlohmann::json::parse(in));
-  for (const char* q : {"x", "y", "yaw", "vx", "vy", "sideslip_deg", "tyre_fy_fl"})
-    EXPECT_EQ(rmse(with, "observer", q), rmse(without, "observer", q)) << q;
+  const auto without = run_robustness("sedan_dlc_gyro_bias", nlohmann::json::object());
+  const auto with = run_robustness("sedan_dlc_gyro_bias", patch_file("unmodelled_gyro_bias.json"));
+  expect_same_estimates(with, without);
   const auto& fv_without = without["false_valid"]["rate"];
   const auto& fv_with = with["false_valid"]["rate"];
   EXPECT_GT(fv_without["yaw"].get<double>(), 0.1);
@@ -1266,14 +1283,10 @@ TEST(VehicleObserver, AnUnmodelledGyroBiasIsInThePublishedSigmaAndNotInTheEstima
 // 0.6 m, flagged valid with a sigma of centimetres. The radius's 1-sigma (0.5 %, the default),
 // carried by a consider analysis of the wheel rows, puts that drift in the published sigma.
 TEST(VehicleObserver, AnUnmodelledRollingRadiusIsInThePublishedSigmaAndNotInTheEstimates) {
-  const std::string file = std::string(MBO_SOURCE_DIR) + "/scenarios/robustness/sedan_dlc_radius_minus1pct.json";
-  auto run = [&](const nlohmann::json& patch) {
-    return exp::run_vehicle_experiment(exp::load_vehicle_scenario(file, &patch), {.seed = 1});
-  };
-  const auto without = run(nlohmann::json::parse(R"({"validity": {"rolling_radius_rel_std": 0}})"));
-  const auto with = run(nlohmann::json::object());
-  for (const char* q : {"x", "y", "yaw", "vx", "vy", "sideslip_deg", "tyre_fy_fl"})
-    EXPECT_EQ(rmse(with, "observer", q), rmse(without, "observer", q)) << q;
+  const auto without = run_robustness("sedan_dlc_radius_minus1pct",
+                                      nlohmann::json::parse(R"({"validity": {"rolling_radius_rel_std": 0}})"));
+  const auto with = run_robustness("sedan_dlc_radius_minus1pct", nlohmann::json::object());
+  expect_same_estimates(with, without);
   const auto& fv_without = without["false_valid"]["rate"];
   const auto& fv_with = with["false_valid"]["rate"];
   EXPECT_GT(fv_without["position"].get<double>(), 0.1);
@@ -1290,19 +1303,13 @@ TEST(VehicleObserver, AnUnmodelledRollingRadiusIsInThePublishedSigmaAndNotInTheE
 // each stop with a sigma of 5 cm, flagged valid. gnss.latency_std (here 0.05 s) carries what
 // an unknown latency does (dh/dlatency times its error, on every GNSS row) into the sigmas.
 TEST(VehicleObserver, AnUnmodelledGnssLatencyIsInThePublishedSigmaAndNotInTheEstimates) {
-  const std::string file = std::string(MBO_SOURCE_DIR) + "/scenarios/robustness/sedan_mixed_gnss_single.json";
-  std::ifstream in(std::string(MBO_SOURCE_DIR) + "/scenarios/patches/self_calibration.json");
-  const auto self_calibration = nlohmann::json::parse(in);
-  auto run = [&](double latency_std) {
-    auto patch = self_calibration;
+  auto run = [](double latency_std) {
+    auto patch = patch_file("self_calibration.json");
     patch["gnss"]["latency_std"] = latency_std;
-    auto sc = exp::load_vehicle_scenario(file, &patch);
-    sc.duration = 60;
-    return exp::run_vehicle_experiment(sc, {.seed = 1});
+    return run_robustness("sedan_mixed_gnss_single", patch, 60);
   };
   const auto without = run(0), with = run(0.05);
-  for (const char* q : {"x", "y", "yaw", "vx", "vy", "sideslip_deg", "tyre_fy_fl"})
-    EXPECT_EQ(rmse(with, "observer", q), rmse(without, "observer", q)) << q;
+  expect_same_estimates(with, without);
   const auto& fv_without = without["false_valid"]["rate"];
   const auto& fv_with = with["false_valid"]["rate"];
   EXPECT_GT(fv_without["velocity"].get<double>(), 0.1);
@@ -1396,19 +1403,13 @@ TEST(VehicleObserver, ReportsTheLearnedGyroBiasAgainstTheScenariosBias) {
 // imu.gyro_scale_std carries that error (coefficient: the rate read) into the learned bias's
 // sigma and the heading's; the estimates do not change.
 TEST(VehicleObserver, AnUnmodelledGyroScaleIsInTheLearnedBiasAndHeadingSigmas) {
-  const std::string file = std::string(MBO_SOURCE_DIR) + "/scenarios/robustness/sedan_mixed_imu_mems.json";
-  std::ifstream in(std::string(MBO_SOURCE_DIR) + "/scenarios/patches/self_calibration.json");
-  const auto self_calibration = nlohmann::json::parse(in);
-  auto run = [&](double scale_std) {
-    auto patch = self_calibration;
+  auto run = [](double scale_std) {
+    auto patch = patch_file("self_calibration.json");
     patch["imu"]["gyro_scale_std"] = scale_std;
-    auto sc = exp::load_vehicle_scenario(file, &patch);
-    sc.duration = 60;
-    return exp::run_vehicle_experiment(sc, {.seed = 1});
+    return run_robustness("sedan_mixed_imu_mems", patch, 60);
   };
   const auto without = run(0), with = run(0.005);
-  for (const char* q : {"x", "yaw", "vx", "sideslip_deg"})
-    EXPECT_EQ(rmse(with, "observer", q), rmse(without, "observer", q)) << q;
+  expect_same_estimates(with, without, {"x", "yaw", "vx", "sideslip_deg"});
   const double nees0 = calibrated(without, "gyro_bias_z")["nees"].get<double>();
   const double nees1 = calibrated(with, "gyro_bias_z")["nees"].get<double>();
   EXPECT_GT(nees0, 5.0);
@@ -1425,12 +1426,7 @@ TEST(VehicleObserver, AnUnmodelledGyroScaleIsInTheLearnedBiasAndHeadingSigmas) {
 // whose counts are 10 ms late, the scales settle 0.08-0.16 % from the truth's with a filter
 // sigma of 0.01 % (NEES 250-600 before that floor was in the published sigma).
 TEST(VehicleObserver, TheLearnedWheelScalesSigmaHoldsWhatTheHallModelCannotFollow) {
-  const std::string file = std::string(MBO_SOURCE_DIR) + "/scenarios/robustness/sedan_mixed_can.json";
-  std::ifstream in(std::string(MBO_SOURCE_DIR) + "/scenarios/patches/self_calibration.json");
-  const auto patch = nlohmann::json::parse(in);
-  auto sc = exp::load_vehicle_scenario(file, &patch);
-  sc.duration = 60;
-  const auto rep = exp::run_vehicle_experiment(sc, {.seed = 1});
+  const auto rep = run_robustness("sedan_mixed_can", patch_file("self_calibration.json"), 60);
   for (const char* w : {"wheel_scale_fl", "wheel_scale_fr", "wheel_scale_rl", "wheel_scale_rr"}) {
     const auto& c = calibrated(rep, w);
     const double err = std::abs(c["value"].get<double>() - c["truth"].get<double>());

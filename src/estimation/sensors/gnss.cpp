@@ -8,15 +8,14 @@ namespace mbo::est {
 double GnssPositionSensor::measure(const MeasureContext& c, int row, Gradients* g) const {
   const double latency = std::max(c.lag, 0.0) + c.param(latency_param_, latency_);
   Eigen::Vector3d r = mb::evaluate(antenna_, c.x, 3);
-  if (latency != 0 || latency_param_ >= 0) {
+  if (latency != 0 || latency_param_ >= 0 || g) {
     // r(t - L) = r - L v + L^2/2 a: the second-order term is 4.5 cm at 0.1 s in a 9 m/s^2 stop
     const Eigen::Vector3d v = mb::evaluate(antenna_, c.xd, 3), a = mb::evaluate(antenna_, c.xdd, 3);
     r += -latency * v + 0.5 * latency * latency * a;
-    if (g) g->dp.add(latency_param_, -v[row] + latency * a[row]);
-  }
-  if (g) {
-    const Eigen::Vector3d v = mb::evaluate(antenna_, c.xd, 3), a = mb::evaluate(antenna_, c.xdd, 3);
-    g->dlag = -v[row] + latency * a[row];
+    if (g) {
+      g->dlag = -v[row] + latency * a[row];
+      g->dp.add(latency_param_, g->dlag);
+    }
   }
   if (g) {
     push_gradient(chassis_only_ ? origin_ : antenna_, Eigen::Vector3d::Unit(row), g->dq);
