@@ -171,6 +171,7 @@ double ErrorEkf::unmodelled_covariance(int i, int j) const {
 
 void ErrorEkf::predict(const MatrixXd* A21, const MatrixXd* A22, const MatrixXd* B) {
   e_.setZero();  // eq. (57): the model was corrected, so the predicted error is zero
+  mirror_lower();
   const ErrorBlock z = layout_.z(), zd = layout_.zd();
   const int p0 = layout_.input().offset, r = inputs();
   const bool with_inputs = settings_.force_error && B && r > 0;
@@ -266,7 +267,7 @@ void ErrorEkf::predict(const MatrixXd* A21, const MatrixXd* A22, const MatrixXd*
 UpdateResult ErrorEkf::update(const Eigen::Ref<const VectorXd>& H, double innovation, double r, double gate_sigma,
                               int considered, double coefficient, int considered2, double coefficient2) {
   UpdateResult u;
-  b_.noalias() = P_ * H;
+  b_.noalias() = P_.selfadjointView<Eigen::Lower>() * H;
   u.variance = H.dot(b_) + r;
   u.innovation = innovation - H.dot(e_);
   if (!(u.variance > 0) || !std::isfinite(u.innovation)) return u;
@@ -285,19 +286,32 @@ UpdateResult ErrorEkf::update(const Eigen::Ref<const VectorXd>& H, double innova
   }
   if (considered_ > 0) {
     // Schmidt 1966: K = bt / S with the considered rows of b = P H' zeroed; Joseph's form for
-    // that gain, P - K H P - P H' K' + K S K', is P - (bt b' + b bt' - bt bt') / S.
+    // that gain, P - K H P - P H' K' + K S K', is P - (bt b' + b bt' - bt bt') / S
+    // = P - (b b' - d d') / S with d = b - bt, b on the considered rows and zero elsewhere:
+    // two symmetric rank-one updates (Eigen's rank-two one copies its vectors to the heap).
     e_ += bt_ * (u.innovation / u.variance);
-    P_.noalias() -= (bt_ / u.variance) * b_.transpose();
-    P_.noalias() -= (b_ / u.variance) * bt_.transpose();
-    P_.noalias() += (bt_ / u.variance) * bt_.transpose();
+    bt_ = b_ - bt_;
+    auto lower = P_.selfadjointView<Eigen::Lower>();
+    lower.rankUpdate(b_, -1 / u.variance);
+    lower.rankUpdate(bt_, 1 / u.variance);
+    upper_stale_ = true;
     u.accepted = true;
     return u;
   }
   // eq. (124): L = P H' / S ; e += L nu ; P -= L H P (= b b' / S), kept symmetric
   e_ += b_ * (u.innovation / u.variance);
-  P_.noalias() -= (b_ / u.variance) * b_.transpose();
+  P_.selfadjointView<Eigen::Lower>().rankUpdate(b_, -1 / u.variance);
+  upper_stale_ = true;
   u.accepted = true;
   return u;
+}
+
+void ErrorEkf::mirror_lower() const {
+  if (!upper_stale_) return;
+  const Eigen::Index N = P_.rows();
+  for (Eigen::Index j = 1; j < N; ++j)
+    for (Eigen::Index i = 0; i < j; ++i) P_(i, j) = P_(j, i);
+  upper_stale_ = false;
 }
 
 bool ErrorEkf::healthy() const {
@@ -310,6 +324,7 @@ bool ErrorEkf::healthy() const {
 
 void ErrorEkf::reset_covariance() {
   P_ = P0_;
+  upper_stale_ = false;
   e_.setZero();
   if (!S_.allFinite()) S_.setZero();  // a diverged filter's sensitivity says nothing
 }

@@ -131,9 +131,10 @@ void solve_dependent_columns(Workspace& ws, std::span<const int> z_columns, Eige
 void compute_R(const Model& m, Workspace& ws, std::span<const int> z_columns) {
   const int k = static_cast<int>(z_columns.size());
   ws.kcols.leftCols(k).setZero();
+  for (int c = 0; c < k; ++c) ws.r_column[m.z[z_columns[c]]] = c;
   for (std::size_t e = 0; e < m.jac.size(); ++e)
-    for (int c = 0; c < k; ++c)
-      if (m.jac[e].col == m.z[z_columns[c]]) ws.kcols(m.jac[e].row, c) += ws.jac[e];
+    if (const int c = ws.r_column[m.jac[e].col]; c >= 0) ws.kcols(m.jac[e].row, c) += ws.jac[e];
+  for (int c = 0; c < k; ++c) ws.r_column[m.z[z_columns[c]]] = -1;
   jt_dep_columns(m, ws, k);
   solve_dependent_columns(ws, z_columns, ws.R);
   for (const int j : z_columns) ws.R(m.z[j], j) = 1;

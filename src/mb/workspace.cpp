@@ -67,6 +67,7 @@ Workspace::Workspace(const Model& m) {
   if (!m.z.empty()) {
     has_kinematics = true;
     dep_index.assign(m.nq, -1);
+    r_column.assign(m.nq, -1);
     for (int i = 0; i < m.nq; ++i)
       if (!m.is_z(i)) {
         dep_index[i] = static_cast<int>(dep_slots.size());

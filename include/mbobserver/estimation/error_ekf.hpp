@@ -144,8 +144,14 @@ class ErrorEkf {
   // After the model has been corrected with error(): the error is zero again.
   void reset_error() { e_.setZero(); }
   const VectorXd& error() const { return e_; }
-  const MatrixXd& covariance() const { return P_; }
-  MatrixXd& covariance() { return P_; }
+  const MatrixXd& covariance() const {
+    mirror_lower();
+    return P_;
+  }
+  MatrixXd& covariance() {
+    mirror_lower();
+    return P_;
+  }
   const MatrixXd& plant_noise() const { return W_; }
   // The transition the last predict() applied (F, or F with the model's Jacobians and B).
   const MatrixXd& transition() const { return with_jacobians_ ? Fj_ : F_; }
@@ -156,11 +162,16 @@ class ErrorEkf {
 
  private:
   void propagate(const MatrixXd& F);
+  // The updates write P's lower triangle only (a symmetric rank update costs half a full one);
+  // the upper one is copied from it before P is read whole.
+  void mirror_lower() const;
 
   ErrorEkfSettings settings_;
   ErrorStateLayout layout_;
   double dt_;
-  MatrixXd F_, Fj_, W_, P_, P0_, tmp_, Bm_, Vrows_;
+  MatrixXd F_, Fj_, W_, P0_, tmp_, Bm_, Vrows_;
+  mutable MatrixXd P_;
+  mutable bool upper_stale_ = false;  // the updates since the last mirror_lower() left it behind
   VectorXd f_tail_;  // the diagonal of F past [z, zd], where F is diagonal (propagate())
   bool with_jacobians_ = false;  // the last predict() applied Fj_ (a flag, not a pointer: copies stay right)
   Eigen::PartialPivLU<MatrixXd> lu_;

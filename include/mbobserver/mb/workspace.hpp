@@ -49,6 +49,7 @@ class Workspace {
   std::vector<int> dep_index;  // q slot -> dependent index, -1 for z
   std::vector<int> dep_slots;  // dependent index -> q slot
   std::vector<int> all_z;  // 0 .. nz-1: every column of R
+  std::vector<int> r_column;  // q slot -> column of kcols while compute_R fills it, else -1
   SparseSystem kin;
   std::vector<PairSlot> kin_slots;  // pairs of Jacobian entries on dependent columns
   VectorXd kd, kr, kc;  // dependent-sized scratch; nc-sized scratch
