@@ -46,7 +46,10 @@ void OutputSigma::outputs(const mb::State& s, const models::VehicleOutputs& o, E
   for (int w = 0; w < 4; ++w) {
     const auto& ow = o.wheel[w];
     y[w] = ow.Fx, y[4 + w] = ow.Fy, y[8 + w] = ow.Fz, y[12 + w] = ow.slip_ratio;
-    y[16 + w] = ow.slip_angle / kDeg, y[20 + w] = ow.travel, y[24 + w] = ow.spin_angle, y[28 + w] = ow.spin_rate;
+    y[16 + w] = ow.slip_angle / kDeg, y[20 + w] = ow.travel;
+    // the model's spin (models::vehicle_outputs), whatever `o` publishes for it
+    const int spin = v_.wheels[static_cast<std::size_t>(w)].spin;
+    y[24 + w] = s.q[spin], y[28 + w] = s.qd[spin];
   }
   // the reference point's acceleration in the chassis frame: R' qdd(P0)
   const Eigen::Vector3d a = models::chassis_rotation(v_, s.q).transpose() * s.qdd.segment<3>(v_.P0);
@@ -76,7 +79,8 @@ void OutputSigma::steering_column(const mb::State& s) {
   J_steer_ = (y1_ - y0_) / h;
 }
 
-void OutputSigma::update(const MbObserver& obs, const models::VehicleOutputs& base, EstimateRecord& r) {
+void OutputSigma::update(const MbObserver& obs, const models::VehicleOutputs& base, EstimateRecord& r,
+                         const ScaledWheels& scaled) {
   const auto& P = obs.filter().covariance();
   // One column: move the model by a tenth of the entry's sigma, as the correction would; the
   // steering's, where it has an error, as one more in the turn.
@@ -87,10 +91,24 @@ void OutputSigma::update(const MbObserver& obs, const models::VehicleOutputs& ba
   else
     jacobian_column(obs, base, c);
 
-  // var = diag(J P J') + (dy/ddelta sigma_delta)^2
-  JP_.noalias() = J_ * P;
-  var_ = JP_.cwiseProduct(J_).rowwise().sum();
+  // var = diag(J P J') + (dy/ddelta sigma_delta)^2, over the columns before the sensor
+  // parameters' (theirs are zero: see jacobian_column)
+  const int m = obs.layout().sensor().offset;
+  auto JP = JP_.leftCols(m);
+  JP.noalias() = J_.leftCols(m) * P.topLeftCorner(m, m);
+  var_ = JP.cwiseProduct(J_.leftCols(m)).rowwise().sum();
   if (steer_std_ > 0) var_ += (steer_std_ * J_steer_).cwiseAbs2();
+  for (int w = 0; w < 4; ++w) {
+    const ScaledWheel& sw = scaled[static_cast<std::size_t>(w)];
+    if (sw.state < 0) continue;
+    // var(s dy + c ds) = s^2 var(dy) + 2 s c cov(dy, ds) + c^2 var(ds); cov(dy, ds) = J P(:, ds)
+    // over the columns before the sensor parameters (theirs of J are zero)
+    const double pss = P(sw.state, sw.state);
+    for (auto [row, c] : {std::pair{24 + w, sw.turned}, std::pair{28 + w, sw.rate}}) {
+      const double cov = J_.row(row).head(m).dot(P.col(sw.state).head(m));
+      var_[row] = sw.scale * sw.scale * var_[row] + 2 * sw.scale * c * cov + c * c * pss;
+    }
+  }
   write_sigmas(P, obs.filter().force_error() && obs.settings().jacobian_period > 0, r);
 }
 

@@ -545,12 +545,14 @@ void VehicleObserver::fill_record(double t) {
   models::vehicle_outputs(v, s, out_);
   // With estimated wheel scales the model spins its wheels as its own radius asks; what is
   // published is the physical wheel, as its Hall sensor counts it.
+  ScaledWheels scaled;
   for (int w = 0; w < 4; ++w) {
     const int k = wheels_.scale_param(w);
     if (k < 0) continue;
-    const double sc = obs_->sensor_parameters()[k];
+    const double sc = obs_->sensor_parameters()[k], turned = s.q[v.wheels[w].spin] - wheels_.anchor(w).model;
+    scaled[static_cast<std::size_t>(w)] = {obs_->layout().sensor(k), sc, turned, out_.wheel[w].spin_rate};
     out_.wheel[w].spin_rate *= sc;
-    out_.wheel[w].spin_angle = wheels_.anchor(w).counts + sc * (s.q[v.wheels[w].spin] - wheels_.anchor(w).model);
+    out_.wheel[w].spin_angle = wheels_.anchor(w).counts + sc * turned;
   }
   record_outputs(out_, rec_);
   const double mu_in = s.u[v.in.mu];
@@ -572,7 +574,7 @@ void VehicleObserver::fill_record(double t) {
   }
   const ObservedChassis chassis{obs_->observed_index(v.x), obs_->observed_index(v.y), obs_->observed_index(v.yaw)};
   record_uncertainty(obs_->filter(), chassis, input_index(v.in.mu), cfg_.validity.min_speed_for_sideslip, rec_);
-  sigma_->update(*obs_, out_, rec_);
+  sigma_->update(*obs_, out_, rec_, scaled);
   {
     const int k = input_index(v.in.cornering_rear);
     const double rel = k < 0 ? cfg_.validity.rear_slip_angle_rel_std

@@ -1320,6 +1320,23 @@ TEST(VehicleObserver, AnUnmodelledGnssLatencyIsInThePublishedSigmaAndNotInTheEst
             << ", valid on " << with["false_valid"]["valid_share"]["velocity"] << " of the steps\n";
 }
 
+// A learned wheel scale publishes the wheel its Hall sensor counts (the model's spin times the
+// scale). The outputs' Jacobian was taken between that published spin and the model's own, so
+// the spins' sigma held their difference over the step h: the lane change's wheel-speed NEES
+// 2e-7 and spin-angle NEES 7e-10 (sigmas 2000x and 40000x their errors). Now J is the model's
+// and the scale's error enters as the published spin's does.
+TEST(VehicleObserver, ALearnedWheelScaleLeavesTheSpinsSigmaHonest) {
+  const auto rep = run_robustness("sedan_dlc_radius_minus1pct", patch_file("self_calibration.json"));
+  const auto& nees = rep["consistency"]["output_nees"];
+  for (const char* q : {"wheel_speed_fl", "wheel_speed_rr", "wheel_spin_angle_fl", "wheel_spin_angle_rr"}) {
+    ASSERT_TRUE(nees.contains(q)) << q;
+    EXPECT_GT(nees[q].get<double>(), 0.01) << q;
+    EXPECT_LT(nees[q].get<double>(), 3.0) << q;
+  }
+  std::cout << "learned wheel scales: wheel speed FL NEES " << nees["wheel_speed_fl"] << ", spin angle FL NEES "
+            << nees["wheel_spin_angle_fl"] << "\n";
+}
+
 TEST(VehicleObserver, TheGnssLatencyStdIsReadInSecondsAndChecked) {
   auto j = observer_section("mbobserver.json");
   EXPECT_EQ(read_observer(j).gnss.latency_std, 0.0);  // a latency as configured unless told

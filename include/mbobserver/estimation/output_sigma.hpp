@@ -44,6 +44,16 @@
 
 namespace mbo::est {
 
+// A wheel whose published spin is its Hall sensor's, not the model's: with a learned scale s
+// (filter state `state`) the spin angle is counts + s (theta - theta_anchor) and the spin rate
+// s theta_dot, so their errors are s d(theta) + (theta - theta_anchor) ds and
+// s d(theta_dot) + theta_dot ds.
+struct ScaledWheel {
+  int state = -1;  // -1: the model's spin is published
+  double scale = 1, turned = 0, rate = 0;
+};
+using ScaledWheels = std::array<ScaledWheel, 4>;
+
 class OutputSigma {
  public:
   // The outputs, in this order: per wheel Fx, Fy, Fz, slip ratio, slip angle (deg), travel,
@@ -55,8 +65,10 @@ class OutputSigma {
               double steer_std = 0);
 
   // After the step's correction: refreshes one column of J about the model's state and
-  // writes the sigmas into `r` (before any inflation). `base`: the outputs of that state.
-  void update(const MbObserver& observer, const models::VehicleOutputs& base, EstimateRecord& r);
+  // writes the sigmas into `r` (before any inflation). `base`: the outputs of that state (the
+  // spins may be the published ones: J's are taken about the model's, from the state).
+  void update(const MbObserver& observer, const models::VehicleOutputs& base, EstimateRecord& r,
+              const ScaledWheels& scaled = {});
   // A new start: J is rebuilt from scratch (columns not yet taken are zero: sigma -1 meanwhile).
   void restart() {
     J_.setZero();
