@@ -103,8 +103,8 @@ void OutputSigma::update(const MbObserver& obs, const models::VehicleOutputs& ba
     if (sw.state < 0) continue;
     // var(s dy + c ds) = s^2 var(dy) + 2 s c cov(dy, ds) + c^2 var(ds); cov(dy, ds) = J P(:, ds)
     // over the columns before the sensor parameters (theirs of J are zero)
-    const double pss = P(sw.state, sw.state);
-    for (auto [row, c] : {std::pair{24 + w, sw.turned}, std::pair{28 + w, sw.rate}}) {
+    const double pss = P(sw.state, sw.state), rate = obs.state().qd[v_.wheels[static_cast<std::size_t>(w)].spin];
+    for (auto [row, c] : {std::pair{24 + w, sw.turned}, std::pair{28 + w, rate}}) {
       const double cov = J_.row(row).head(m).dot(P.col(sw.state).head(m));
       var_[row] = sw.scale * sw.scale * var_[row] + 2 * sw.scale * c * cov + c * c * pss;
     }

@@ -550,7 +550,7 @@ void VehicleObserver::fill_record(double t) {
     const int k = wheels_.scale_param(w);
     if (k < 0) continue;
     const double sc = obs_->sensor_parameters()[k], turned = s.q[v.wheels[w].spin] - wheels_.anchor(w).model;
-    scaled[static_cast<std::size_t>(w)] = {obs_->layout().sensor(k), sc, turned, out_.wheel[w].spin_rate};
+    scaled[static_cast<std::size_t>(w)] = {obs_->layout().sensor(k), sc, turned};
     out_.wheel[w].spin_rate *= sc;
     out_.wheel[w].spin_angle = wheels_.anchor(w).counts + sc * turned;
   }

@@ -50,7 +50,7 @@ namespace mbo::est {
 // s d(theta_dot) + theta_dot ds.
 struct ScaledWheel {
   int state = -1;  // -1: the model's spin is published
-  double scale = 1, turned = 0, rate = 0;
+  double scale = 1, turned = 0;
 };
 using ScaledWheels = std::array<ScaledWheel, 4>;
 
