@@ -112,6 +112,9 @@ ErrorEkf::ErrorEkf(int n, const ErrorEkfSettings& s, double dt) : settings_(s), 
   boost_ = VectorXd::Zero(layout_.forced);
   accel_scale_ = VectorXd::Ones(n);
   learn_ = VectorXd::Ones(N);
+  considered_states_.clear();
+  considered_states_.reserve(static_cast<std::size_t>(N));
+  considered_stale_ = false;
 }
 
 void ErrorEkf::set_learning(int state, bool on) {
@@ -120,6 +123,7 @@ void ErrorEkf::set_learning(int state, bool on) {
   if ((learn_[state] != 0) == on) return;
   learn_[state] = on ? 1 : 0;
   considered_ += on ? -1 : 1;
+  considered_stale_ = true;
 }
 
 void ErrorEkf::set_sensor_learning(bool on) {
@@ -288,12 +292,21 @@ UpdateResult ErrorEkf::update(const Eigen::Ref<const VectorXd>& H, double innova
     // Schmidt 1966: K = bt / S with the considered rows of b = P H' zeroed; Joseph's form for
     // that gain, P - K H P - P H' K' + K S K', is P - (bt b' + b bt' - bt bt') / S
     // = P - (b b' - d d') / S with d = b - bt, b on the considered rows and zero elsewhere:
-    // two symmetric rank-one updates (Eigen's rank-two one copies its vectors to the heap).
+    // a symmetric rank-one update and d d' / S, which touches the considered block only.
     e_ += bt_ * (u.innovation / u.variance);
-    bt_ = b_ - bt_;
-    auto lower = P_.selfadjointView<Eigen::Lower>();
-    lower.rankUpdate(b_, -1 / u.variance);
-    lower.rankUpdate(bt_, 1 / u.variance);
+    P_.selfadjointView<Eigen::Lower>().rankUpdate(b_, -1 / u.variance);
+    if (considered_stale_) {
+      considered_states_.clear();  // within the reserved capacity: no allocation
+      for (int i = 0; i < learn_.size(); ++i)
+        if (learn_[i] == 0) considered_states_.push_back(i);
+      considered_stale_ = false;
+    }
+    const double inv = 1 / u.variance;
+    for (std::size_t p = 0; p < considered_states_.size(); ++p) {
+      const int i = considered_states_[p];
+      const double di = b_[i] * inv;
+      for (std::size_t q = 0; q <= p; ++q) P_(i, considered_states_[q]) += di * b_[considered_states_[q]];
+    }
     upper_stale_ = true;
     u.accepted = true;
     return u;

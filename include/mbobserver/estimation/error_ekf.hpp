@@ -188,6 +188,8 @@ class ErrorEkf {
   double noise_scale_ = 1;
   VectorXd learn_;  // per state: 1 learns, 0 is considered (only parameters are ever 0)
   int considered_ = 0;  // how many are 0
+  std::vector<int> considered_states_;  // their indices, ascending (capacity reserved: N)
+  bool considered_stale_ = false;  // learn_ changed since they were listed
 };
 
 // Van Loan's method (Sinigaglia 2016 eqs. (121)-(123)): the discrete plant noise W_k of
