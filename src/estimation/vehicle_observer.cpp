@@ -90,9 +90,16 @@ VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle,
   restored_input_var_.assign(cfg_.settings.estimated_inputs.size(), -1.0);
   // each parameter's state and the motion it needs
   const auto& L = obs_->filter().layout();
-  for (std::size_t k = 0; k < parameters_.size(); ++k)  // a nuisance state is always estimated
-    if (parameters_[k].published)
-      learned_.push_back({L.sensor(static_cast<int>(k)), excitation_of(parameters_[k].name), true});
+  for (std::size_t k = 0; k < parameters_.size(); ++k) {  // a nuisance state is always estimated
+    const auto& p = parameters_[k];
+    if (!p.published) continue;
+    // A latency error moves a fix along the track by v dtau, which a wheel's scale or an
+    // accelerometer's bias explains from the first pull-away, but the heading only in turns
+    // (by the turn rate times dtau), and there the filter considers it (the latency's sigma).
+    const bool heading = p.name.starts_with("gyro_bias");
+    learned_.push_back({L.sensor(static_cast<int>(k)), excitation_of(p.name), true,
+                        heading ? cfg_.gnss.heading_learn_max_latency_std : cfg_.gnss.learn_max_latency_std});
+  }
   for (int k = 0; k < L.inputs; ++k) {
     const int slot = est[static_cast<std::size_t>(k)];
     std::string_view name = "mu";
@@ -154,8 +161,10 @@ void VehicleObserver::choose_learning(double dt) {
   if (learned_.empty()) return;
   excitation_.update(out_.velocity_body.x(), rec_.a_long, rec_.a_lat, dt);
   const bool good_fixes = gnss_.good_for_learning();
+  const double latency_std = gnss_.latency_std();
   for (const auto& p : learned_)
-    obs_->filter().set_learning(p.state, excitation_.excited(p.rule) && (!p.sensor || good_fixes));
+    obs_->filter().set_learning(
+        p.state, excitation_.excited(p.rule) && (!p.sensor || (good_fixes && latency_std <= p.max_latency_std)));
   // the GNSS latency: considered, never learned by the rows; its estimate and sigma are the
   // latency estimator's (gnss_latency.hpp)
   if (const int k = gnss_.latency_param(); k >= 0) {

@@ -1191,7 +1191,9 @@ TEST(VehicleObserver, GnssFixesAreFusedAtTheirOwnTimeAndTheirLatencyLearned) {
   };
   const auto taken_as_now = run(R"({})", 0.5);
   const auto configured = run(R"({"gnss": {"latency_s": 0.1}})", 0.5);
-  const auto learned = run(R"({"gnss": {"estimate_latency": {}}})", 3.0);
+  // The matched car's misfits are the receiver's white noise: counted as such from the first
+  // sample (early_correlation_s 0), the latency is learned within the 8-s lane change.
+  const auto learned = run(R"({"gnss": {"estimate_latency": {"early_correlation_s": 0}}})", 3.0);
   EXPECT_GT(rmse(taken_as_now, "observer", "x"), 1.0);
   EXPECT_LT(rmse(configured, "observer", "x"), 0.02);
   EXPECT_EQ(configured["false_valid"]["rate"]["position"].get<double>(), 0.0);
@@ -1205,6 +1207,41 @@ TEST(VehicleObserver, GnssFixesAreFusedAtTheirOwnTimeAndTheirLatencyLearned) {
   std::cout << "x RMSE: taken as now " << rmse(taken_as_now, "observer", "x") << " m, configured "
             << rmse(configured, "observer", "x") << " m, learned (from 3 s) " << rmse(learned, "observer", "x")
             << " m; latency " << lat["value"] << " +- " << lat["std"] << " s\n";
+}
+
+// Issue 18's combined drive (a heavier car on softer tyres, a gyro bias of 0.5 deg/s not yet
+// learned, a receiver 0.1 s late): in its first lane change the model's own errors across the
+// path last for seconds, and counted as the receiver's white noise they made the latency
+// 0.000 +- 0.0044 s (seed 1, 12.6 s in), sure enough for the wheel scales to learn from fixes
+// fused 0.1 s off. Until the misfits' batch means can tell how long they last, they are taken
+// to last a second (gnss.estimate_latency.early_correlation_s): the latency's sigma holds its
+// error from the first fix on, and the learning waits.
+TEST(VehicleObserver, TheLatencyIsNotSureOfItselfBeforeItsMisfitsShowHowLongTheyLast) {
+  const std::string file = std::string(MBO_SOURCE_DIR) + "/scenarios/robustness/sedan_mixed_combined.json";
+  auto worst = [&](const char* patch) {
+    const auto j = nlohmann::json::parse(patch);
+    auto sc = exp::load_vehicle_scenario(file, &j);
+    sc.duration = 20;
+    const auto recs = drive(sc, [](const Measurement&, double) { return false; });
+    const auto k = static_cast<std::size_t>(
+        std::find(kCalibrationNames.begin(), kCalibrationNames.end(), "gnss_latency") - kCalibrationNames.begin());
+    double z = 0;  // the largest |latency - truth| / sigma
+    for (const auto& r : recs)
+      if (r.calibration[k].estimated && r.calibration[k].std > 0)
+        z = std::max(z, std::abs(r.calibration[k].value - 0.1) / r.calibration[k].std);
+    return z;
+  };
+  // the observer patch: the self-calibration patch with the latency learned
+  const char* learn = R"({"imu": {"estimate_gyro_bias": {}}, "wheels": {"estimate_scale": {}},
+                          "gnss": {"estimate_latency": {%s}}})";
+  char independent[512], lasting[512];
+  std::snprintf(independent, sizeof independent, learn, R"("early_correlation_s": 0)");
+  std::snprintf(lasting, sizeof lasting, learn, "");
+  const double z_independent = worst(independent), z_lasting = worst(lasting);
+  std::cout << "largest |latency error| / sigma over 20 s: misfits independent " << z_independent
+            << ", lasting a second " << z_lasting << "\n";
+  EXPECT_GT(z_independent, 10.0) << "the drive no longer fools the latency: this checks nothing";
+  EXPECT_LT(z_lasting, 4.0);
 }
 
 // A model that cannot hold its sources is not valid, whatever the vote among them says. Issue

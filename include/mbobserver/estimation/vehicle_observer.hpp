@@ -199,6 +199,9 @@ class VehicleObserver {
     int state;  // in the error state
     Excitation rule;
     bool sensor;  // a sensor parameter (learns from good fixes only)
+    // s: the largest 1-sigma of the latency in use it learns under (gnss.learn_max_latency_std;
+    // a gyro bias, taught by the heading, gnss.heading_learn_max_latency_std)
+    double max_latency_std = 0;
   };
   std::vector<LearnedState> learned_;
   std::vector<double> restored_input_var_;  // per estimated input: its restored variance, -1 none

@@ -58,6 +58,7 @@ GnssConfig read_gnss_config(const JsonReader& g, double default_gate) {
     L.max = l->number_in("max", 0, 2, L.max);
     L.resolution = l->number_in("resolution_s", 0.0005, 0.1, L.resolution);
     L.memory_s = l->positive_up_to("memory_s", 1e6, L.memory_s);
+    L.early_correlation_s = l->number_in("early_correlation_s", 0, 60, L.early_correlation_s);
     L.min_speed = l->number_in("min_speed", 0, 100, L.min_speed);
     if (!(L.min + 2 * L.resolution <= L.max)) l->fail("\"min\" must be below \"max\" by two resolution_s at least");
     if ((L.max - L.min) / L.resolution > 4000)
@@ -77,6 +78,8 @@ GnssConfig read_gnss_config(const JsonReader& g, double default_gate) {
   G.latency.velocity_std = G.velocity_std;
   G.learn_max_std = g.positive_up_to("learn_max_std", 1000, G.learn_max_std);
   G.learn_max_latency_std = g.positive_up_to("learn_max_latency_std", 2, G.learn_max_latency_std);
+  G.heading_learn_max_latency_std =
+      g.positive_up_to("heading_learn_max_latency_std", 2, G.heading_learn_max_latency_std);
   if (auto o = g.find("origin")) {
     if (o->is_string()) {
       if (o->as_string() != "first_fix") o->fail("expected \"first_fix\" or {\"lat\", \"lon\", \"alt\"}");

@@ -53,6 +53,9 @@ struct GnssConfig {
   // ... and while the latency in use is known to this (s, 1-sigma): a fix 0.1 s late, read as
   // the car's now, teaches a wheel scale 0.3 % wrong after a pull-away to 14 m/s.
   double learn_max_latency_std = 0.005;
+  // ... for the gyro biases, which the heading teaches: a latency error moves it only in turns
+  // (by the turn rate times the error), where the filter considers the latency's sigma.
+  double heading_learn_max_latency_std = 0.02;
   bool origin_from_first_fix = true;
   double lat0 = 0, lon0 = 0, alt0 = 0;
   // The receiver's horizontal error as two error states (east, north), first-order Gauss-Markov
@@ -136,11 +139,9 @@ class GnssAiding {
   const SourceHealth& health(SensorKind kind) const { return health_[index_of(kind)]; }
   bool position_timed_out() const { return health(SensorKind::gnss_position).timed_out(); }
   bool velocity_timed_out() const { return health(SensorKind::gnss_velocity).timed_out(); }
-  // Fixes good enough for the sensor parameters to learn from (GnssConfig::learn_max_std,
-  // learn_max_latency_std).
-  bool good_for_learning() const {
-    return !position_timed_out() && position_std() <= cfg_.learn_max_std && latency_std() <= cfg_.learn_max_latency_std;
-  }
+  // Fixes good enough for the sensor parameters to learn from (GnssConfig::learn_max_std); the
+  // latency's bound is each parameter's (learn_max_latency_std, heading_learn_max_latency_std).
+  bool good_for_learning() const { return !position_timed_out() && position_std() <= cfg_.learn_max_std; }
   const GnssConfig& config() const { return cfg_; }
   const GeographicLib::LocalCartesian& geodesy() const { return enu_; }
 

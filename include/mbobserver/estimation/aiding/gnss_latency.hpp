@@ -38,6 +38,8 @@ struct LatencyEstimatorConfig {
   double memory_s = 600;  // the evidence fades over this (e-folding), so a new latency is followed
   double min_speed = 1;  // m/s: slower samples say nothing of a lag (both velocities near 0)
   double velocity_std = 0.1;  // m/s: the receiver's velocity noise, per component
+  // s: how long the misfits are taken to last until their batch means can tell (0: independent)
+  double early_correlation_s = 1.0;
 };
 
 // The model's antenna velocity (east, north) at each step of the last `capacity` steps.
@@ -86,6 +88,7 @@ class LatencyEstimator {
   // open block's sums (r in units of the receiver's velocity noise)
   double between_ = 0, within_ = 0, block_sum_ = 0, block_sq_ = 0, block_start_ = -1;
   int block_n_ = 0, blocks_ = 0;
+  double closed_samples_ = 0;  // samples in the closed blocks (their mean size)
 };
 
 }  // namespace mbo::est::aiding
