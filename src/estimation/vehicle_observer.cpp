@@ -433,9 +433,14 @@ void VehicleObserver::reinitialise(double t, std::uint32_t why) {
   const double window = cfg_.validity.reset_window_s;
   if (window > 0 && t - forced_reset_t_ < window) repeated_reset_until_ = t + window;
   forced_reset_t_ = t;
-  // From the model where it is finite, from the last fix where it is recent.
+  // From the model where it is finite, from the last fix where it is recent. After a failed
+  // step the model's state is the failed Newton's, finite but not the car (the mixed drive's
+  // reversing in the car park: heading 107 deg off, moving forward): the last step's outputs.
   models::VehicleOutputs o;
-  models::vehicle_outputs(*vehicle_, obs_->state(), o);
+  if (why & kFaultDiverged)
+    o = out_;
+  else
+    models::vehicle_outputs(*vehicle_, obs_->state(), o);
   models::VehicleStart st;
   const bool pos_ok = std::isfinite(o.position.x()) && std::isfinite(o.position.y());
   st.x = pos_ok ? o.position.x() : 0;

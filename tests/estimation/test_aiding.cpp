@@ -156,6 +156,31 @@ TEST(GnssAiding, TheFirstFixPlacesTheChassisBehindTheAntenna) {
   EXPECT_NEAR(pose->y + arm.x(), 50.0, 1e-6);
 }
 
+// A reset starts from the last fix with the receiver's speed, which has no sign, and its course,
+// where the antenna moves. Backing up (the model's speed < 0), the car heads against its course
+// and moves backwards: started forward, the mixed drive's reversing in the car park was reset
+// twice more within a second, 1 m off.
+TEST(GnssAiding, AResetWhileReversingKeepsTheCarBackingUp) {
+  GnssAiding g(fixed_origin(), *sedan());
+  MeasurementRows rows;
+  push_fix(g, 1.0, 100.0, 50.0);
+  g.hold(sample(1.0, Channel::gnss_course, 0.0));  // moving due north
+  g.hold(sample(1.0, Channel::gnss_speed, 5.0));
+  g.gather(1.0, rows);
+  models::VehicleStart forward, backing;
+  forward.speed = 4.0, backing.speed = -4.0;  // the model's, before the reset
+  ASSERT_TRUE(g.pose_from_recent_fix(1.0, forward));
+  ASSERT_TRUE(g.pose_from_recent_fix(1.0, backing));
+  EXPECT_NEAR(forward.yaw, M_PI / 2, 1e-12);  // facing north
+  EXPECT_EQ(forward.speed, 5.0);
+  EXPECT_NEAR(std::abs(backing.yaw), M_PI / 2, 1e-12);  // facing south
+  EXPECT_LT(backing.yaw, 0.0);
+  EXPECT_EQ(backing.speed, -5.0);
+  // the same antenna position either way: the chassis sits behind it along its own heading
+  const Eigen::Vector3d arm = sedan()->chassis_local(fixed_origin().antenna);
+  EXPECT_NEAR(forward.y + arm.x(), backing.y - arm.x(), 1e-6);
+}
+
 TEST(GnssAiding, ARunOfRejectedPositionsOnAnyAxisLongerThanTheLimitAsksForAReset) {
   auto cfg = fixed_origin();
   cfg.reset_after_rejection_s = 0.95;

@@ -237,12 +237,16 @@ std::optional<models::VehicleStart> GnssAiding::first_fix_pose(double t) {
 bool GnssAiding::pose_from_recent_fix(double t, models::VehicleStart& st) const {
   if (fix_t_ < 0 || t - fix_t_ >= cfg_.timeout_s) return false;
   double e = fix_e_, n = fix_n_;
+  // The receiver's speed has no sign and its course is where the antenna moves: a car backing
+  // up (the model's speed in `st` < 0) heads against its course. Started forward at the
+  // receiver's speed, the mixed drive's reversing in the car park reset twice more, 1 m off.
+  const bool reversing = st.speed < 0;
   if (have_course_ && speed_ > cfg_.course_min_speed) {
-    st.yaw = course_to_heading(course_);
+    st.yaw = std::remainder(course_to_heading(course_) + (reversing ? M_PI : 0.0), 2 * M_PI);
     carry_fix(fix_t_, t, speed_, course_, e, n);  // a fix 0.1 s old is 3 m behind at 30 m/s
   }
   place_chassis(e, n, st.yaw, st);
-  st.speed = speed_;
+  st.speed = reversing ? -speed_ : speed_;
   return true;
 }
 

@@ -101,7 +101,7 @@ class GnssAiding {
   // from it when so configured), or nothing yet.
   std::optional<models::VehicleStart> first_fix_pose(double t);
   // A re-initialisation at t: the pose of the last fix, if it is recent, replaces `st`'s
-  // (true then).
+  // (true then); the sign of `st.speed` (the model's) says whether the car is reversing.
   bool pose_from_recent_fix(double t, models::VehicleStart& st) const;
 
   // The rows of the samples received up to t.
