@@ -112,9 +112,7 @@ ErrorEkf::ErrorEkf(int n, const ErrorEkfSettings& s, double dt) : settings_(s), 
   boost_ = VectorXd::Zero(layout_.forced);
   accel_scale_ = VectorXd::Ones(n);
   learn_ = VectorXd::Ones(N);
-  considered_states_.clear();
   considered_states_.reserve(static_cast<std::size_t>(N));
-  considered_stale_ = false;
 }
 
 void ErrorEkf::set_learning(int state, bool on) {

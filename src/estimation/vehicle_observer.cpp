@@ -47,10 +47,10 @@ VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle,
   gnss_.declare_parameters(params);
   parameters_ = params.list();
   for (const auto& p : parameters_) {
-    const auto it = std::find(kCalibrationNames.begin(), kCalibrationNames.end(), p.name);
-    if (p.published && it == kCalibrationNames.end())
+    const std::size_t index = calibration_index(p.name);
+    if (p.published && index == kCalibrationCount)
       throw std::logic_error("sensor parameter without a published name: " + p.name);
-    calibration_index_.push_back(static_cast<std::size_t>(it - kCalibrationNames.begin()));  // end: unpublished
+    calibration_index_.push_back(index);  // kCalibrationCount: unpublished
   }
   ObserverSettings settings = cfg_.settings;
   for (const auto& p : parameters_) {
@@ -578,8 +578,7 @@ void VehicleObserver::fill_record(double t) {
   for (auto [slot, name, field] : model_parameters()) {
     const int k = input_index(slot);
     if (k < 0) continue;
-    auto& c = rec_.calibration[static_cast<std::size_t>(
-        std::find(kCalibrationNames.begin(), kCalibrationNames.end(), name) - kCalibrationNames.begin())];
+    auto& c = rec_.calibration[calibration_index(name)];
     c.estimated = true;
     c.value = s.u[slot];
     c.std = std::sqrt(std::max(0.0, obs_->filter().covariance()(L.input(k), L.input(k))));

@@ -7,11 +7,6 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-std::size_t index_of(std::string_view name) {
-  return static_cast<std::size_t>(std::find(kCalibrationNames.begin(), kCalibrationNames.end(), name) -
-                                  kCalibrationNames.begin());
-}
-
 // A wheel's effective rolling radius at its static load and forward speed `speed`
 // (models::TyreParams::effective_radius: R0 (1 + c_v v^2) - penetration / 3).
 double rolling_radius(const models::Vehicle& v, int w, double speed) {
@@ -34,8 +29,8 @@ std::array<double, kCalibrationCount> calibration_truth(const VehicleScenario& s
     const auto& sim = truth.sensors();
     const Eigen::Vector3d g = sim.gyro_bias(), a = sim.accel_bias();
     for (int k = 0; k < 3; ++k) {
-      t[index_of("gyro_bias_x") + static_cast<std::size_t>(k)] = g[k];
-      t[index_of("accel_bias_x") + static_cast<std::size_t>(k)] = a[k];
+      t[calibration_index("gyro_bias_x") + static_cast<std::size_t>(k)] = g[k];
+      t[calibration_index("accel_bias_x") + static_cast<std::size_t>(k)] = a[k];
     }
   }
   // Wheel scales: the Hall counts are the model's spin angle times scale (WheelHallSensor), and
@@ -43,12 +38,12 @@ std::array<double, kCalibrationCount> calibration_truth(const VehicleScenario& s
   // effective rolling radius at its car's static load and the truth's speed. Load transfer moves
   // both radii alike; what is left of it is in the plant noise, not in the truth.
   for (int w = 0; w < 4; ++w)
-    t[index_of("wheel_scale_fl") + static_cast<std::size_t>(w)] =
+    t[calibration_index("wheel_scale_fl") + static_cast<std::size_t>(w)] =
         rolling_radius(*sc.model, w, speed) / rolling_radius(*sc.truth, w, speed);
   // GNSS latency: the observer's is from the fix's epoch to the receive stamp the measurement
   // carries, which the simulator puts latency_s after the epoch and on average half its CAN
   // jitter later (sensor_sim.cpp, uniform in [0, jitter_s]).
-  t[index_of("gnss_latency")] = sc.sensors.gnss_timing.latency_s + 0.5 * sc.sensors.can_jitter_s;
+  t[calibration_index("gnss_latency")] = sc.sensors.gnss_timing.latency_s + 0.5 * sc.sensors.can_jitter_s;
   // Payloads: the loads at the model's payload points (VehicleParams::payload_front/rear) that
   // give the truth's mass and the x of its centre of gravity: dm = pf + pr and
   // m_t x_t - m_m x_m = pf x_f + pr x_r. A truth that differs in its CG height or inertia too
@@ -59,13 +54,14 @@ std::array<double, kCalibrationCount> calibration_truth(const VehicleScenario& s
   const double dmx = pt.total_mass() * pt.vehicle_cg().x() - pm.total_mass() * pm.vehicle_cg().x();
   const double xf = pm.payload_front().x(), xr = pm.payload_rear().x();
   const double rear = (dmx - dm * xf) / (xr - xf);
-  t[index_of("payload_front")] = dm - rear;
-  t[index_of("payload_rear")] = rear;
+  t[calibration_index("payload_front")] = dm - rear;
+  t[calibration_index("payload_rear")] = rear;
   // Stiffness scales: the truth's tyre stiffness over the model's (the front axle's for the
   // longitudinal scale, which applies to all four tyres).
-  t[index_of("slip_stiffness")] = pt.axles[0].tyre.longitudinal.stiffness / pm.axles[0].tyre.longitudinal.stiffness;
-  t[index_of("cornering_front")] = pt.axles[0].tyre.lateral.stiffness / pm.axles[0].tyre.lateral.stiffness;
-  t[index_of("cornering_rear")] = pt.axles[1].tyre.lateral.stiffness / pm.axles[1].tyre.lateral.stiffness;
+  t[calibration_index("slip_stiffness")] =
+      pt.axles[0].tyre.longitudinal.stiffness / pm.axles[0].tyre.longitudinal.stiffness;
+  t[calibration_index("cornering_front")] = pt.axles[0].tyre.lateral.stiffness / pm.axles[0].tyre.lateral.stiffness;
+  t[calibration_index("cornering_rear")] = pt.axles[1].tyre.lateral.stiffness / pm.axles[1].tyre.lateral.stiffness;
   return t;
 }
 

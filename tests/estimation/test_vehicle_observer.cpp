@@ -1218,13 +1218,11 @@ TEST(VehicleObserver, GnssFixesAreFusedAtTheirOwnTimeAndTheirLatencyLearned) {
 // error from the first fix on, and the learning waits.
 TEST(VehicleObserver, TheLatencyIsNotSureOfItselfBeforeItsMisfitsShowHowLongTheyLast) {
   const std::string file = std::string(MBO_SOURCE_DIR) + "/scenarios/robustness/sedan_mixed_combined.json";
-  auto worst = [&](const char* patch) {
-    const auto j = nlohmann::json::parse(patch);
-    auto sc = exp::load_vehicle_scenario(file, &j);
+  auto worst = [&](const nlohmann::json& patch) {
+    auto sc = exp::load_vehicle_scenario(file, &patch);
     sc.duration = 20;
     const auto recs = drive(sc, [](const Measurement&, double) { return false; });
-    const auto k = static_cast<std::size_t>(
-        std::find(kCalibrationNames.begin(), kCalibrationNames.end(), "gnss_latency") - kCalibrationNames.begin());
+    const auto k = calibration_index("gnss_latency");
     double z = 0;  // the largest |latency - truth| / sigma
     for (const auto& r : recs)
       if (r.calibration[k].estimated && r.calibration[k].std > 0)
@@ -1232,11 +1230,10 @@ TEST(VehicleObserver, TheLatencyIsNotSureOfItselfBeforeItsMisfitsShowHowLongThey
     return z;
   };
   // the observer patch: the self-calibration patch with the latency learned
-  const char* learn = R"({"imu": {"estimate_gyro_bias": {}}, "wheels": {"estimate_scale": {}},
-                          "gnss": {"estimate_latency": {%s}}})";
-  char independent[512], lasting[512];
-  std::snprintf(independent, sizeof independent, learn, R"("early_correlation_s": 0)");
-  std::snprintf(lasting, sizeof lasting, learn, "");
+  const auto lasting = nlohmann::json::parse(R"({"imu": {"estimate_gyro_bias": {}}, "wheels": {"estimate_scale": {}},
+                                                 "gnss": {"estimate_latency": {}}})");
+  auto independent = lasting;
+  independent["gnss"]["estimate_latency"]["early_correlation_s"] = 0;
   const double z_independent = worst(independent), z_lasting = worst(lasting);
   std::cout << "largest |latency error| / sigma over 20 s: misfits independent " << z_independent
             << ", lasting a second " << z_lasting << "\n";

@@ -145,10 +145,7 @@ TEST(CalibrationFile, TheTyresStiffnessCarriesOverAndAPayloadOnlyWhenAsked) {
   start.speed = 10;
   obs.start(start, 0);
   const auto& cal = obs.step(0.002).calibration;
-  const auto at = [&](const char* n) {
-    return cal[static_cast<std::size_t>(std::find(kCalibrationNames.begin(), kCalibrationNames.end(), n) -
-                                        kCalibrationNames.begin())];
-  };
+  const auto at = [&](const char* n) { return cal[calibration_index(n)]; };
   EXPECT_NEAR(at("cornering_front").value, 0.91, 1e-6);
   // 1e-6 /s of random walk over an hour parked at parked_rate_scale 0.01, one step of driving
   EXPECT_NEAR(at("cornering_front").std, std::sqrt(0.005 * 0.005 + 1e-6 * 36), 1e-5);

@@ -53,6 +53,13 @@ inline constexpr std::array<std::string_view, 16> kCalibrationNames = {
     "payload_rear",   "slip_stiffness", "cornering_front", "cornering_rear"};
 inline constexpr std::size_t kCalibrationCount = kCalibrationNames.size();
 
+// The index of a parameter in kCalibrationNames; kCalibrationCount for a name not there.
+constexpr std::size_t calibration_index(std::string_view name) {
+  for (std::size_t i = 0; i < kCalibrationCount; ++i)
+    if (kCalibrationNames[i] == name) return i;
+  return kCalibrationCount;
+}
+
 struct Calibration {
   bool estimated = false;  // only estimated parameters are published
   bool converged = false;  // its 1-sigma is below the level that counts as learned
