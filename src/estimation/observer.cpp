@@ -39,6 +39,7 @@ void read_force_error_settings(const JsonReader& fe, ObserverSettings& s, int de
                          ? JacobianTerms::all
                          : JacobianTerms::forces;
   s.jacobian_max_change = fe.number_in("jacobian_max_change", 0, 1e6, 1.0);
+  s.settled_weight = fe.boolean("settled_weight", false);
   const bool inertial_default = default_correction == ForceCorrection::inertial;
   s.force_correction =
       fe.choice("correction", {"inertial", "coordinates"}, inertial_default ? "inertial" : "coordinates") == "inertial"
@@ -73,6 +74,7 @@ MbObserver::MbObserver(const mb::Model& model, std::vector<std::shared_ptr<const
       derivatives_(model, settings_.observed, settings_.estimated_inputs, settings_.jacobian_terms,
                    settings_.jacobian_period) {
   if (m_.z.empty()) throw std::invalid_argument("the observer needs a model with independent coordinates");
+  derivatives_.settled_mass_inputs = settings_.settled_weight;
   for (int o : settings_.observed)
     if (o < 0 || o >= static_cast<int>(m_.z.size()))
       throw std::invalid_argument("observed coordinate index out of range");

@@ -105,7 +105,9 @@ VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle,
     std::string_view name = "mu";
     for (const auto& p : model_parameters())
       if (p.slot == slot) name = p.name;
-    learned_.push_back({L.input(k), excitation_of(name), false});
+    const auto K = static_cast<std::size_t>(k);
+    learned_.push_back(
+        {L.input(k), excitation_of(name), false, 0, K >= cfg_.input_learned.size() || cfg_.input_learned[K] != 0});
   }
 }
 
@@ -163,8 +165,8 @@ void VehicleObserver::choose_learning(double dt) {
   const bool good_fixes = gnss_.good_for_learning();
   const double latency_std = gnss_.latency_std();
   for (const auto& p : learned_)
-    obs_->filter().set_learning(
-        p.state, excitation_.excited(p.rule) && (!p.sensor || (good_fixes && latency_std <= p.max_latency_std)));
+    obs_->filter().set_learning(p.state, p.learn && excitation_.excited(p.rule) &&
+                                             (!p.sensor || (good_fixes && latency_std <= p.max_latency_std)));
   // the GNSS latency: considered, never learned by the rows; its estimate and sigma are the
   // latency estimator's (gnss_latency.hpp)
   if (const int k = gnss_.latency_param(); k >= 0) {

@@ -80,6 +80,9 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
         }
         const bool scale = name == "slip_stiffness" || name == "cornering_front" || name == "cornering_rear";
         c.settings.estimated_inputs.push_back(slot);
+        // false: considered (Schmidt), never moved: an uncertainty that another parameter
+        // learning through the same forces must not take for itself
+        c.input_learned.push_back(in.boolean("learn", true) ? 1 : 0);
         if (scale) {
           fs.input_rate_noise.push_back(in.number_in("plant_noise", 0, 1));
           fs.initial_std_p.push_back(in.positive_up_to("initial_std", 1));

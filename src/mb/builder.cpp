@@ -250,13 +250,24 @@ void ModelBuilder::orientation_zyx(int u, int v, int w, int yaw, int pitch, int 
 void ModelBuilder::point_mass_input(int body, const Vector3d& local, int input) {
   if (body < 0 || body >= static_cast<int>(m_.bodies.size())) invalid("point_mass_input: no such body");
   if (input < 0 || input >= static_cast<int>(m_.inputs.size())) invalid("point_mass_input: no such input");
-  mass_inputs_.push_back({body, input, true, local});
+  mass_inputs_.push_back({body, input, true, local, {}});
 }
 
 void ModelBuilder::body_mass_input(int body, int input) {
   if (body < 0 || body >= static_cast<int>(m_.bodies.size())) invalid("body_mass_input: no such body");
   if (input < 0 || input >= static_cast<int>(m_.inputs.size())) invalid("body_mass_input: no such input");
-  mass_inputs_.push_back({body, input, false, Vector3d::Zero()});
+  mass_inputs_.push_back({body, input, false, Vector3d::Zero(), {}});
+}
+
+void ModelBuilder::settled_load(int mass_input, int load, double per_unit) {
+  if (load < 0 || load >= static_cast<int>(m_.inputs.size())) invalid("settled_load: no such input");
+  for (auto& mi : mass_inputs_)
+    if (mi.input == mass_input) {
+      if (mi.settled_load.size() == Model::kMaxSettledLoads) invalid("settled_load: too many loads for one mass");
+      mi.settled_load.emplace_back(load, per_unit);
+      return;
+    }
+  invalid("settled_load: no mass input " + std::to_string(mass_input));
 }
 
 int ModelBuilder::body(const BodySpec& spec) {
@@ -576,6 +587,7 @@ Model ModelBuilder::build() && {
     }
     Model::MassParameter mp;
     mp.input = mi.input;
+    mp.settled_load = mi.settled_load;
     mp.Q_gravity = VectorXd::Zero(m.nq);
     const VectorXd g = C.transpose() * m.gravity.head(m.dim);
     for (int i = 0; i < n; ++i) {

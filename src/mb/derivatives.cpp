@@ -1,6 +1,7 @@
 #include "mbobserver/mb/derivatives.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "mbobserver/mb/dynamics.hpp"
@@ -149,19 +150,35 @@ void differentiate_forces_velocity(const Model& m, const State& s, Workspace& ws
   for (int k = 0; k < static_cast<int>(d.inputs.size()); ++k) {
     double& u = d.u0[d.inputs[k]];
     const double base = u, h = step_for(u);
-    u = base + h;
-    applied_forces(m, d.q0, d.qd0, ws, d);
-    u = base;
-    d.dQ = ws.forces.Q - d.Q0;
-    bool mass_input = false;
-    for (const auto& p : m.mass_parameters) mass_input = mass_input || p.input == d.inputs[k];
-    if (mass_input && d.persistent_mass_inputs) {
+    const Model::MassParameter* mass = nullptr;
+    for (const auto& p : m.mass_parameters)
+      if (p.input == d.inputs[k]) mass = &p;
+    if (mass && d.persistent_mass_inputs) {
       // A load's weight moves the static wheel loads through the travels, which the model's own
       // state carries after the load changes; as an instant force on the chassis it starts a
       // heave and pitch transient that B, held for a period and fused as persistent, would
       // read as a lasting push along x (a matched car's loads came out front -356 kg, rear
-      // +537 kg +- 23 kg on the mixed drive). What lasts is its inertia, -dM qdd.
-      d.dQ.setZero();
+      // +537 kg +- 23 kg on the mixed drive). What lasts is its inertia, -dM qdd, and what its
+      // settled weight does to the forces that read it (a tyre's grip at its slip): those
+      // inputs moved as h kg would move them once the travels have taken the weight.
+      if (d.settled_mass_inputs && !mass->settled_load.empty()) {
+        std::array<double, Model::kMaxSettledLoads> saved{};
+        for (std::size_t l = 0; l < mass->settled_load.size(); ++l) {
+          auto [input, per_unit] = mass->settled_load[l];
+          saved[l] = d.u0[input];
+          d.u0[input] = (saved[l] > 0 ? saved[l] : 1.0) + h * per_unit;  // a scale: <= 0 reads as 1
+        }
+        applied_forces(m, d.q0, d.qd0, ws, d);
+        for (std::size_t l = 0; l < mass->settled_load.size(); ++l) d.u0[mass->settled_load[l].first] = saved[l];
+        d.dQ = ws.forces.Q - d.Q0;
+      } else {
+        d.dQ.setZero();
+      }
+    } else {
+      u = base + h;
+      applied_forces(m, d.q0, d.qd0, ws, d);
+      u = base;
+      d.dQ = ws.forces.Q - d.Q0;
     }
     for (const auto& p : m.mass_parameters)  // Q holds a mass input's weight; its inertia -dM qdd:
       if (p.input == d.inputs[k])

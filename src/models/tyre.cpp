@@ -132,7 +132,7 @@ double TyreModel::peak_tan_slip_angle(double mu, double Fz) const {
 }
 
 void evaluate_tyre(const TyreModel& m, const Road& road, double mu, double brake_torque_max, const WheelKinematics& k,
-                   TyreResult& out, double slip_stiffness_scale, double cornering_stiffness_scale) {
+                   TyreResult& out, double slip_stiffness_scale, double cornering_stiffness_scale, double load_scale) {
   const TyreParams& p = m.p;
   std::array<Contact, kMaxContacts> contacts;
   out.n = road_contacts(road, k.C, k.a, p.radius_m, contacts);
@@ -182,13 +182,14 @@ void evaluate_tyre(const TyreModel& m, const Road& road, double mu, double brake
     c.kappa = -c.v_sx / c.V;
     c.tan_alpha = -c.v_sy / c.V;
     if (c.Fz > 0) {
-      const double mu_eff = m.mu_effective(mu, c.Fz);
-      const double Dx = mu_eff * p.longitudinal.peak_factor * c.Fz;
-      const double Dy = mu_eff * p.lateral.peak_factor * c.Fz;
+      const double Fz = load_scale * c.Fz;  // the load the horizontal forces see
+      const double mu_eff = m.mu_effective(mu, Fz);
+      const double Dx = mu_eff * p.longitudinal.peak_factor * Fz;
+      const double Dy = mu_eff * p.lateral.peak_factor * Fz;
       // Peak slips: B x_p = y_p with B = stiffness / (C mu peak_factor).
       // a stiffness k times the tyre's moves the peak slips to 1/k of theirs (the peak force stays)
-      const double kp = m.peak_slip_ratio(mu, c.Fz) / slip_stiffness_scale;
-      const double ap = m.peak_tan_slip_angle(mu, c.Fz) / cornering_stiffness_scale;
+      const double kp = m.peak_slip_ratio(mu, Fz) / slip_stiffness_scale;
+      const double ap = m.peak_tan_slip_angle(mu, Fz) / cornering_stiffness_scale;
       // Below v_low the curves keep their peak beyond the peak: at walking pace the force
       // becomes a monotone function of the slip velocity (friction-like), because the fall-off
       // divided by a small V makes the wheel's discrete equation near-singular (I + dt/2 rho
@@ -243,7 +244,8 @@ WheelKinematics wheel_kinematics(const WheelCoordinates& w, const Eigen::VectorX
 }
 
 TyreForce::TyreForce(TyreParams p, std::shared_ptr<const Road> road, WheelCoordinates w, int input_brake,
-                     double brake_gain, int input_mu, int input_slip_stiffness, int input_cornering_stiffness)
+                     double brake_gain, int input_mu, int input_slip_stiffness, int input_cornering_stiffness,
+                     int input_load_scale)
     : m_(p),
       road_(std::move(road)),
       w_(w),
@@ -251,6 +253,7 @@ TyreForce::TyreForce(TyreParams p, std::shared_ptr<const Road> road, WheelCoordi
       input_mu_(input_mu),
       input_kx_(input_slip_stiffness),
       input_ky_(input_cornering_stiffness),
+      input_load_(input_load_scale),
       brake_gain_(brake_gain) {}
 
 std::vector<int> TyreForce::coordinates() const {
@@ -268,7 +271,7 @@ void TyreForce::compute(const Eigen::VectorXd& q, const Eigen::VectorXd& qd, con
   if (input_mu_ >= 0 && u[input_mu_] > 0) mu = u[input_mu_];
   double tb = input_brake_ >= 0 ? std::max(u[input_brake_], 0.0) * brake_gain_ : 0.0;
   auto scale = [&](int slot) { return slot >= 0 && u[slot] > 0 ? u[slot] : 1.0; };
-  evaluate_tyre(m_, *road_, mu, tb, k, out, scale(input_kx_), scale(input_ky_));
+  evaluate_tyre(m_, *road_, mu, tb, k, out, scale(input_kx_), scale(input_ky_), scale(input_load_));
 }
 
 void TyreForce::evaluate(const mb::Model&, const Eigen::VectorXd& x, const Eigen::VectorXd& xd,

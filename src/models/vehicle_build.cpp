@@ -114,6 +114,16 @@ Vehicle build_vehicle(const VehicleParams& p, const Road& road_in) {
   in.cornering_rear = b.input("cornering_rear");
   b.point_mass_input(chassis, p.payload_front() - p.cg_m, in.payload_front);
   b.point_mass_input(chassis, p.payload_rear() - p.cg_m, in.payload_rear);
+  // A payload's settled weight on each tyre, by the lever rule between the axles and half to
+  // each side (the payload points are on the centre line), as a scale of its static load.
+  for (int i = 0; i < kWheels; ++i) in.tyre_load[i] = b.input(std::string("tyre_load_") + kWheelNames[i]);
+  for (auto [input, at] :
+       {std::pair{in.payload_front, p.payload_front()}, std::pair{in.payload_rear, p.payload_rear()}}) {
+    const double front = (at.x() - p.axles[1].x_m) / (p.axles[0].x_m - p.axles[1].x_m);
+    for (int i = 0; i < kWheels; ++i)
+      b.settled_load(input, in.tyre_load[i],
+                     p.gravity_mps2 * (axle_of(i) == 0 ? front : 1 - front) / 2 / p.static_wheel_load(i));
+  }
 
   std::array<int, kWheels> travel{}, spin{};
   for (int i = 0; i < kWheels; ++i) {
@@ -238,9 +248,9 @@ Vehicle build_vehicle(const VehicleParams& p, const Road& road_in) {
     ws.spin = T;
     ws.steer = D;
     WheelCoordinates wc{ws.C, ws.a, ws.r, ws.s, ws.spin};
-    auto tyre =
-        std::make_shared<const TyreForce>(ax.tyre, veh.road, wc, in.brake[i], ax.brake_gain_Nm_per_Pa, in.mu,
-                                          in.slip_stiffness, axle_of(i) == 0 ? in.cornering_front : in.cornering_rear);
+    auto tyre = std::make_shared<const TyreForce>(
+        ax.tyre, veh.road, wc, in.brake[i], ax.brake_gain_Nm_per_Pa, in.mu, in.slip_stiffness,
+        axle_of(i) == 0 ? in.cornering_front : in.cornering_rear, in.tyre_load[i]);
     veh.tyres[i] = tyre;
     b.custom_force(tyre);
   }

@@ -883,7 +883,8 @@ TEST(VehicleObserver, EstimatedInputsAreReadAndCheckedWithTheirPointers) {
 }
 
 // As shipped, and learning all it can: sensor parameters, an unmodelled gyro bias's sensitivity, the GNSS latency (its
-// estimator's history and grid), payloads through the excitation gate (the consider updates); on the production bus
+// estimator's history and grid), payloads through the excitation gate (the consider updates) with their settled weight,
+// a tyre scale only considered; on the production bus
 // (its inputs, the steering's column of the outputs' sigma).
 class StepAllocatesNothing : public ::testing::TestWithParam<std::pair<const char*, const char*>> {};
 
@@ -916,9 +917,10 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(std::pair{"vehicle_double_lane_change.json", "{}"},
                       std::pair{"vehicle_double_lane_change.json",
                                 R"({"imu": {"estimate_gyro_bias": {}}, "wheels": {"estimate_scale": {}},
-                             "gnss": {"estimate_latency": {}}, "filter": {"force_error": {"estimate_inputs": {
-                             "payload_front": {"initial_std": 150, "plant_noise": 1},
-                             "payload_rear": {"initial_std": 150, "plant_noise": 1}}}}})"},
+                             "gnss": {"estimate_latency": {}}, "filter": {"force_error": {"settled_weight": true,
+                             "estimate_inputs": {"payload_front": {"initial_std": 150, "plant_noise": 1},
+                             "payload_rear": {"initial_std": 150, "plant_noise": 1},
+                             "cornering_rear": {"initial_std": 0.1, "plant_noise": 1e-6, "learn": false}}}}})"},
                       std::pair{"vehicle_double_lane_change.json",
                                 R"({"gnss": {"estimate_error": {"std": 1.7, "correlation_s": 120}}})"},
                       std::pair{
@@ -1172,6 +1174,33 @@ TEST(VehicleObserver, LearnsEachAxlesCorneringStiffnessAndWithItTheLateralForces
             << cal["slip_stiffness"]["value"] << "; sideslip " << rmse(fixed, "observer", "sideslip_deg") << " -> "
             << rmse(learned, "observer", "sideslip_deg") << " deg, Fy FL " << rmse(fixed, "observer", "tyre_fy_fl")
             << " -> " << rmse(learned, "observer", "tyre_fy_fl") << " N\n";
+}
+
+// The same tyres, 10 % softer than the file, with the scales only considered ("learn": false):
+// they stay the file's, their sigma does not collapse, and the filter's gains and the
+// published sigma hold what they may be (the sideslip's NEES falls).
+TEST(VehicleObserver, ConsideredTyreScalesStayTheFilesAndWidenTheSideslipsSigma) {
+  const std::string file = std::string(MBO_SOURCE_DIR) + "/tests/estimation/dlc_tyres_minus10pct.json";
+  auto sc = exp::load_vehicle_scenario(file);
+  const auto fixed = exp::run_vehicle_experiment(sc, {});
+  const auto json_patch = nlohmann::json::parse(R"({"filter": {"force_error": {"estimate_inputs": {
+      "cornering_front": {"plant_noise": 1e-6, "initial_std": 0.1, "learn": false},
+      "cornering_rear": {"plant_noise": 1e-6, "initial_std": 0.1, "learn": false},
+      "slip_stiffness": {"plant_noise": 1e-6, "initial_std": 0.1, "learn": false}}}}})");
+  sc = exp::load_vehicle_scenario(file, &json_patch);
+  const auto considered = exp::run_vehicle_experiment(sc, {});
+  const auto& cal = considered["calibration"];
+  for (const char* k : {"cornering_front", "cornering_rear", "slip_stiffness"}) {
+    EXPECT_EQ(cal[k]["value"].get<double>(), 1.0) << k;
+    EXPECT_GT(cal[k]["std"].get<double>(), 0.09) << k;
+  }
+  const auto nees = [](const nlohmann::json& r) {
+    return r["consistency"]["output_nees"]["sideslip_deg"].get<double>();
+  };
+  std::cout << "sideslip NEES " << nees(fixed) << " -> " << nees(considered) << ", RMSE "
+            << rmse(fixed, "observer", "sideslip_deg") << " -> " << rmse(considered, "observer", "sideslip_deg")
+            << " deg\n";
+  EXPECT_LT(nees(considered), 0.5 * nees(fixed));
 }
 
 // A receiver at 10 Hz whose fixes reach the bus 0.1 s after their epoch (issue 18), on the lane

@@ -37,6 +37,9 @@ struct ObserverSettings {
   std::vector<int> observed;  // indices into model.z
   Correction correction = Correction::position_problem;
   int jacobian_period = 1;  // FE: recompute dzdd/dz, dzdd/dzd every this many steps; 0: never
+  // FE: an estimated load's column of B holds its settled weight on the tyres as well as its
+  // inertia (mb::AccelerationDerivatives::settled_mass_inputs)
+  bool settled_weight = false;
   JacobianTerms jacobian_terms = JacobianTerms::all;
   // FE: a new dzdd/dzd further than this (relative, Frobenius) from the last one is not used
   // for the period it covers; 0: always used.

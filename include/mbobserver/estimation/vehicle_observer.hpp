@@ -71,6 +71,9 @@ struct ValidityConfig {
 struct VehicleObserverConfig {
   std::string filter_type = "errorEKF";
   ObserverSettings settings;
+  // per settings.estimated_inputs: 0 where the filter only considers it (its uncertainty in
+  // every gain and sigma, its value the vehicle file's: force_error.estimate_inputs.*.learn)
+  std::vector<char> input_learned;
   GnssConfig gnss;
   ImuConfig imu;
   WheelSensorConfig wheels;
@@ -202,6 +205,7 @@ class VehicleObserver {
     // s: the largest 1-sigma of the latency in use it learns under (gnss.learn_max_latency_std;
     // a gyro bias, taught by the heading, gnss.heading_learn_max_latency_std)
     double max_latency_std = 0;
+    bool learn = true;  // false: always considered (VehicleObserverConfig::input_learned)
   };
   std::vector<LearnedState> learned_;
   std::vector<double> restored_input_var_;  // per estimated input: its restored variance, -1 none

@@ -88,6 +88,9 @@ class ModelBuilder {
   // mass and inertia scaled with its mass (`local` unused). Zero input: the model as built.
   void point_mass_input(int body, const Vector3d& local, int input);
   void body_mass_input(int body, int input);
+  // The mass input `mass_input`'s settled weight changes input `load` by `per_unit` per unit
+  // of it (Model::MassParameter::settled_load).
+  void settled_load(int mass_input, int load, double per_unit);
 
   void independent(const std::vector<int>& slots);
 
@@ -110,6 +113,7 @@ class ModelBuilder {
     int body, input;
     bool point;
     Vector3d local;
+    std::vector<std::pair<int, double>> settled_load;
   };
   std::vector<MassInput> mass_inputs_;
   Model m_;

@@ -39,6 +39,9 @@ struct AccelerationDerivatives {
   // With `forces`: a mass input's column holds its inertia only, not its weight (the lasting
   // effect of a load on the accelerations: derivatives.cpp). False: both, the instant response.
   bool persistent_mass_inputs = true;
+  // With persistent_mass_inputs: a mass input's column also holds what its settled weight does
+  // to the forces that read it (Model::MassParameter::settled_load: a tyre's grip at its slip).
+  bool settled_mass_inputs = true;
 
   // The latest complete set (columns x columns, columns x inputs), valid once
   // differentiate_accelerations() has returned true.

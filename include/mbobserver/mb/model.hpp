@@ -296,7 +296,12 @@ class Model {
     int input = -1;
     std::vector<double> mass_values;  // per unit of the input, one per entry of `mass`
     VectorXd Q_gravity;  // nq, per unit of the input
+    // Where the model's forces read the load the mass puts on them once its weight has settled
+    // (a tyre's load scale: input, change per unit of this input). The sensitivity B =
+    // dzdd/du takes its weight through these instead of as a force on its body (derivatives.cpp).
+    std::vector<std::pair<int, double>> settled_load;  // at most kMaxSettledLoads
   };
+  static constexpr std::size_t kMaxSettledLoads = 8;
   std::vector<MassParameter> mass_parameters;
   double mass_scale = 1;  // max diagonal entry of M
 

@@ -136,7 +136,8 @@ struct TyreModel {
 // brake_torque_max: brake pressure times the axle's gain (N m); the stiffness scales multiply
 // the tyre's longitudinal and cornering stiffness (1: its own; estimated by the observer).
 void evaluate_tyre(const TyreModel& m, const Road& road, double mu, double brake_torque_max, const WheelKinematics& k,
-                   TyreResult& out, double slip_stiffness_scale = 1, double cornering_stiffness_scale = 1);
+                   TyreResult& out, double slip_stiffness_scale = 1, double cornering_stiffness_scale = 1,
+                   double load_scale = 1);
 
 // q slots of one wheel's coordinates.
 struct WheelCoordinates {
@@ -151,9 +152,11 @@ WheelKinematics wheel_kinematics(const WheelCoordinates& w, const Eigen::VectorX
 class TyreForce final : public mb::CustomForce {
  public:
   // input_slip_stiffness, input_cornering_stiffness: inputs scaling the stiffnesses (a value
-  // <= 0, as at start, reads as 1); -1: none.
+  // <= 0, as at start, reads as 1); -1: none. input_load_scale likewise scales the load the
+  // horizontal forces see (not the vertical one): the observer's sensitivity to a payload
+  // whose weight has settled on the tyre (mb::Model::MassParameter::settled_load).
   TyreForce(TyreParams p, std::shared_ptr<const Road> road, WheelCoordinates w, int input_brake, double brake_gain,
-            int input_mu, int input_slip_stiffness = -1, int input_cornering_stiffness = -1);
+            int input_mu, int input_slip_stiffness = -1, int input_cornering_stiffness = -1, int input_load_scale = -1);
   std::vector<int> coordinates() const override;
   void evaluate(const mb::Model& model, const Eigen::VectorXd& x, const Eigen::VectorXd& xd,
                 const Eigen::VectorXd& inputs, double t, mb::ForceSink& out) const override;
@@ -170,7 +173,7 @@ class TyreForce final : public mb::CustomForce {
   TyreModel m_;
   std::shared_ptr<const Road> road_;
   WheelCoordinates w_;
-  int input_brake_, input_mu_, input_kx_, input_ky_;
+  int input_brake_, input_mu_, input_kx_, input_ky_, input_load_;
   double brake_gain_;
 };
 

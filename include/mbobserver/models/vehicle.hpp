@@ -56,6 +56,8 @@ struct VehicleInputIndex {
   int payload_front = -1, payload_rear = -1;  // kg at VehicleParams::payload_front(), payload_rear()
   // scales of the tyres' stiffness: longitudinal (all four), cornering per axle
   int slip_stiffness = -1, cornering_front = -1, cornering_rear = -1;
+  // scales of the load each tyre's horizontal forces see (the observer's sensitivity to a payload)
+  std::array<int, kWheels> tyre_load{-1, -1, -1, -1};
 };
 
 struct Vehicle {
