@@ -302,6 +302,38 @@ TEST(ModelInputs, AnInputOnItsDbcLimitOrJumpingFasterThanPhysicsKeepsItsLastPlau
   EXPECT_EQ(in.inputs().brake_pressure[0], 150e5);
 }
 
+// The mixed drive's car park: the angle was held for 0.18 s (it moved faster than a steering
+// can), then came back 0.64 rad from the held one, within reach of it after so long. Taken in
+// one step the model's driving constraint could not follow (Newton failed, a reset, the open
+// loop's too); the model's wheels now turn there at max_steer_rate, and the rate they are told
+// is no faster either.
+TEST(ModelInputs, AnAngleThatComesBackFarFromTheHeldOneIsReachedAtTheFastestSteeringRate) {
+  const InputsConfig c;
+  ModelInputs in(c);
+  const double dt = 0.002;
+  double t = 0;
+  for (; t < 0.1; t += dt) in.hold({t, Channel::steer_angle, 0.063, 0}), in.gather(t);
+  in.hold({t, Channel::steer_angle, 0.5, 0});  // 0.44 rad in 2 ms: held
+  in.gather(t);
+  EXPECT_TRUE(in.implausible());
+  EXPECT_NEAR(in.inputs().steer, 0.063, 1e-12);
+  for (t += dt; t < 0.28; t += dt) in.gather(t);  // silent while held
+  in.hold({t, Channel::steer_angle, 0.68, 0});  // within 3.5 rad/s x 0.18 s of 0.063
+  in.gather(t);
+  EXPECT_FALSE(in.implausible());
+  double before = in.inputs().steer;
+  EXPECT_NEAR(before, 0.063 + c.max_steer_rate * dt, 1e-9);  // one step's reach, not 0.62 rad
+  EXPECT_LE(std::abs(in.inputs().steer_rate), c.max_steer_rate);
+  int steps = 1;
+  for (; in.inputs().steer < 0.68 - 1e-12 && steps < 1000; ++steps) {
+    t += dt;
+    in.gather(t);
+    EXPECT_LE(in.inputs().steer - before, c.max_steer_rate * dt + 1e-12);
+    before = in.inputs().steer;
+  }
+  EXPECT_NEAR(steps, 0.617 / (c.max_steer_rate * dt), 2);  // there in 0.18 s
+}
+
 TEST(ModelInputs, TheSteeringAngleIsCarriedToTheStepsTimeWithItsRateForAtMostTwentyMs) {
   ModelInputs in(InputsConfig{});
   // a ramp of 10 deg/s sampled at 100 Hz, taken by 500 Hz steps

@@ -59,7 +59,8 @@ void ModelInputs::gather(double t) {
   if (samples_.take(Channel::steer_angle, t, v, ts)) {
     if (last_steer_t_ >= 0 && ts > last_steer_t_) {
       const double rate = (v - last_steer_) / (ts - last_steer_t_);
-      inputs_.steer_rate = kSteerRateKept * inputs_.steer_rate + kSteerRateNew * rate;
+      inputs_.steer_rate = std::clamp(kSteerRateKept * inputs_.steer_rate + kSteerRateNew * rate, -cfg_.max_steer_rate,
+                                      cfg_.max_steer_rate);
     }
     last_steer_ = v;
     last_steer_t_ = ts;
@@ -73,7 +74,17 @@ void ModelInputs::gather(double t) {
     // forward with the differenced rate over at most kSteerHorizon_s (then it is a guess).
     // A held (implausible) angle stays where it was.
     const double age = holding_[0] ? 0.0 : std::clamp(t - last_steer_t_, 0.0, kSteerHorizon_s);
-    inputs_.steer = last_steer_ + inputs_.steer_rate * age;
+    double steer = last_steer_ + inputs_.steer_rate * age;
+    // The model's wheels turn no faster than a steering can: an angle that comes back after a
+    // hold or a timeout far from the last one (the mixed drive's car park: 0.64 rad after
+    // 0.18 s held) is reached at max_steer_rate, not in one step, which the model's driving
+    // constraint cannot follow (its Newton iteration failed, and the open loop's: a reset).
+    if (model_steer_t_ >= 0 && t > model_steer_t_) {
+      const double reach = cfg_.max_steer_rate * (t - model_steer_t_);
+      steer = std::clamp(steer, inputs_.steer - reach, inputs_.steer + reach);
+    }
+    inputs_.steer = steer;
+    model_steer_t_ = t;
   }
   for (int w = 0; w < 4; ++w) {
     const auto torque = static_cast<Channel>(index_of(Channel::drive_torque_fl) + w);

@@ -50,7 +50,7 @@ class ModelInputs {
     have_good_.fill(false);
     holding_.fill(false);
     taken_t_.fill(-1);
-    last_steer_t_ = last_t_ = -1;
+    last_steer_t_ = last_t_ = model_steer_t_ = -1;
   }
   models::VehicleInputs& inputs() { return inputs_; }
   const models::VehicleInputs& inputs() const { return inputs_; }
@@ -73,6 +73,7 @@ class ModelInputs {
   ChannelSamples<kFirst, kChannels> samples_;
   models::VehicleInputs inputs_{};
   double last_steer_ = 0, last_steer_t_ = -1, last_t_ = -1;
+  double model_steer_t_ = -1;  // when the model's angle was last set (-1: take the next as it is)
   // per channel: the last plausible value and its time, and whether the newest was not
   std::array<double, kChannels> good_{}, good_t_{};
   std::array<bool, kChannels> have_good_{}, holding_{};
