@@ -180,10 +180,9 @@ void differentiate_forces_velocity(const Model& m, const State& s, Workspace& ws
       u = base;
       d.dQ = ws.forces.Q - d.Q0;
     }
-    for (const auto& p : m.mass_parameters)  // Q holds a mass input's weight; its inertia -dM qdd:
-      if (p.input == d.inputs[k])
-        for (std::size_t e = 0; e < m.mass.size(); ++e)
-          d.dQ[m.mass[e].row] -= h * p.mass_values[e] * s.qdd[m.mass[e].col];
+    if (mass)  // Q holds a mass input's weight; its inertia -dM qdd:
+      for (std::size_t e = 0; e < m.mass.size(); ++e)
+        d.dQ[m.mass[e].row] -= h * mass->mass_values[e] * s.qdd[m.mass[e].col];
     d.rhs_z.noalias() = ws.R.transpose() * d.dQ;
     solve_column(d, h, d.du, k);
   }
