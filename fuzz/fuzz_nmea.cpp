@@ -1,5 +1,6 @@
 // NMEA 0183 on arbitrary bytes: through the serial line assembler and the parser, in both
-// checksum modes; parsed sentences turned into measurements, which must be finite.
+// checksum modes; parsed sentences turned into measurements, which must be finite, and stamped
+// at their fix time, which must be finite and never later than their arrival.
 #include <array>
 #include <cmath>
 #include <cstddef>
@@ -25,6 +26,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         std::size_t n = mbo::io::nmea_measurements(s, 1.0, c, m);
         for (std::size_t i = 0; i < n; ++i)
           if (!std::isfinite(m[i].value)) __builtin_trap();
+      }
+      // the system clock at midnight, noon and a day's last tenth of a second
+      mbo::io::NmeaFixTimeStamper stamper(1.0);
+      for (double utc : {1795910400.0, 1795953600.0, 1795996799.9}) {
+        const double t = stamper.stamp(s, 100.0, utc);
+        if (!std::isfinite(t) || t > 100.0 || t < 99.0) __builtin_trap();
       }
     }
   };

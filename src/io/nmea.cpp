@@ -308,4 +308,34 @@ std::size_t nmea_measurements(const NmeaSentence& s, double t, const NmeaChannel
   return n;
 }
 
+std::optional<double> nmea_fix_time_of_day(const NmeaSentence& s) {
+  if (const auto* g = std::get_if<NmeaGga>(&s.data)) return g->time_s;
+  if (const auto* r = std::get_if<NmeaRmc>(&s.data)) return r->time_s;
+  if (const auto* g = std::get_if<NmeaGst>(&s.data)) return g->time_s;
+  return std::nullopt;
+}
+
+double nmea_fix_age_s(double fix_time_of_day_s, double utc_now_s) {
+  constexpr double kDay = 86400, kHalf = kDay / 2;
+  const double age = std::fmod(utc_now_s, kDay) - fix_time_of_day_s;
+  return age - kDay * std::floor((age + kHalf) / kDay);
+}
+
+double NmeaFixTimeStamper::stamp(const NmeaSentence& s, double arrival, double utc_now_s) {
+  const auto tod = nmea_fix_time_of_day(s);
+  if (!tod) {
+    if (last_ok_ && arrival - last_arrival_ <= kSameEpoch_s) return arrival - last_age_;
+    return arrival;
+  }
+  last_arrival_ = arrival;
+  last_age_ = nmea_fix_age_s(*tod, utc_now_s);
+  last_ok_ = last_age_ >= 0 && last_age_ <= max_age_s_;
+  if (!last_ok_) {
+    ++unsynchronised_;
+    return arrival;
+  }
+  ++stamped_;
+  return arrival - last_age_;
+}
+
 }  // namespace mbo::io

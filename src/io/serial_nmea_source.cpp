@@ -1,15 +1,16 @@
 #include "mbobserver/io/serial_nmea_source.hpp"
 
 #include <chrono>
+#include <cstdio>
 #include <ctime>
 
 namespace mbo::io {
 
 namespace {
 
-double monotonic_s() {
+double clock_s(clockid_t clock) {
   timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(clock, &ts);
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
@@ -44,6 +45,8 @@ SerialNmeaOptions read_gnss_serial_config(const JsonReader& gnss) {
   o.nmea.require_checksum = gnss.boolean("require_checksum", true);
   o.channels.position_from_rmc = gnss.choice("position_from", {"gga", "rmc"}, "gga") == "rmc";
   o.channels.velocity_from_vtg = gnss.choice("velocity_from", {"rmc", "vtg"}, "rmc") == "vtg";
+  o.stamp_fix_time = gnss.choice("stamp", {"arrival", "fix_time"}, "arrival") == "fix_time";
+  o.max_fix_age_s = gnss.positive_up_to("max_fix_age_s", 10, o.max_fix_age_s);
   o.reconnect_initial_s = gnss.positive_up_to("reconnect_initial_s", 3600, 0.5);
   o.reconnect_max_s = gnss.positive_up_to("reconnect_max_s", 3600, 5.0);
   gnss.finish();
@@ -84,7 +87,8 @@ SerialNmeaSource::SerialNmeaSource(boost::asio::io_context& io, SerialNmeaOption
       port_(io),
       timer_(io),
       backoff_(options_.reconnect_initial_s, options_.reconnect_max_s),
-      assembler_(options_.max_line, [this](std::string_view l) { on_line(l); }) {
+      assembler_(options_.max_line, [this](std::string_view l) { on_line(l); }),
+      stamper_(options_.max_fix_age_s) {
   line_time_ = 0;
 }
 
@@ -172,7 +176,8 @@ void SerialNmeaSource::read() {
                             schedule_reopen();
                             return;
                           }
-                          line_time_ = monotonic_s();
+                          line_time_ = clock_s(CLOCK_MONOTONIC);
+                          line_utc_ = clock_s(CLOCK_REALTIME);
                           assembler_.feed(std::span<const char>(buf_.data(), n));
                           if (running_) read();
                         });
@@ -200,9 +205,43 @@ void SerialNmeaSource::on_line(std::string_view line) {
     }
   }
   if (r.status != NmeaStatus::parsed) return;
+  double stamp = line_time_;
+  if (options_.stamp_fix_time) stamp = stamp_at_fix(s);
   std::array<Measurement, 8> m;
-  const std::size_t n = nmea_measurements(s, line_time_, options_.channels, m);
+  const std::size_t n = nmea_measurements(s, stamp, options_.channels, m);
   if (n > 0 && on_measurements_) on_measurements_(std::span<const Measurement>(m.data(), n));
+}
+
+double SerialNmeaSource::stamp_at_fix(const NmeaSentence& s) {
+  const double stamp = stamper_.stamp(s, line_time_, line_utc_);
+  if (!nmea_fix_time_of_day(s)) return stamp;
+  const double age = stamper_.last_age_s();
+  const bool agrees = stamper_.last_agreed();
+  std::string warning;
+  {
+    std::lock_guard lock(mutex_);
+    health_.fix_time_stamped = stamper_.stamped();
+    health_.fix_time_unsynchronised = stamper_.unsynchronised();
+    health_.last_fix_age_s = age;
+    if (agrees != (clock_agreement_ > 0)) {
+      char buf[200];
+      if (agrees)
+        std::snprintf(buf, sizeof buf, "%s: fixes stamped at their own time again (age %.3f s)",
+                      options_.device.c_str(), age);
+      else
+        std::snprintf(buf, sizeof buf,
+                      "%s: a fix's UTC time is %.3f s from the system clock's, outside [0, %g] s: it is "
+                      "stamped at its arrival (is the host clock on GNSS time? chrony with gpsd)",
+                      options_.device.c_str(), age, options_.max_fix_age_s);
+      warning = buf;
+      if (!agrees) health_.last_error = warning;
+    }
+  }
+  const int was = clock_agreement_;
+  clock_agreement_ = agrees ? 1 : -1;
+  // the first agreement is the normal start, not worth a warning
+  if (!warning.empty() && !(agrees && was == 0) && on_warning) on_warning(warning);
+  return stamp;
 }
 
 }  // namespace mbo::io

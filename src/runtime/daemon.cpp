@@ -93,7 +93,7 @@ void fill_status(StatusRecord& s, const DaemonShared& sh, bool replay, const Liv
   s.skipped_steps = sh.skipped_steps.load(std::memory_order_relaxed);
   s.resets = sh.observer.resets.load(std::memory_order_relaxed);
   s.observer = sh.observer.snapshot();
-  if (live) live->add_can_status(s);
+  if (live) live->add_can_status(s), live->add_gnss_status(s);
   s.outputs.record_bytes = sink.bytes();
   s.outputs.records_lost = sink.records_lost();
   s.outputs.write_errors = sink.write_errors() + summary_errors + keeper.failures();

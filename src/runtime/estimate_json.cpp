@@ -309,6 +309,23 @@ void write_status_fields(JsonWriter& w, const StatusRecord& s, const JsonOptions
   }
   w.end_object();
 
+  if (const auto& g = s.gnss_serial; g.present) {
+    w.key("gnss_serial");
+    w.begin_object();
+    w.field_bool("connected", g.connected);
+    w.field_int("lines", g.lines);
+    w.field_int("parsed", g.parsed);
+    w.field_int("unsupported", g.unsupported);
+    w.field_int("rejected", g.rejected);
+    w.field_int("overlong", g.overlong);
+    w.field_int("read_errors", g.read_errors);
+    w.field_int("reconnects", g.reconnects);
+    w.field_int("fix_time_stamped", g.fix_time_stamped);
+    w.field_int("fix_time_unsynchronised", g.fix_time_unsynchronised);
+    w.field("last_fix_age_s", g.last_fix_age_s);
+    w.end_object();
+  }
+
   write_sensors(w, s.sensors);
   write_calibration(w, s.calibration);
 }

@@ -19,6 +19,7 @@ LiveInputs::LiveInputs(boost::asio::io_context& io, const DaemonConfig& cfg, Fra
       const auto now = monotonic_ns();
       for (const auto& m : ms) decoder.push(m, now);
     });
+  if (nmea_) nmea_->on_warning = [](const std::string& why) { spdlog::warn("{}", why); };
   if (can_.empty() && !nmea_)
     throw ConfigError(cfg.file.string() +
                       ": /can/interfaces: live operation needs at least one CAN interface or a \"gnss\" serial port");
@@ -47,6 +48,24 @@ void LiveInputs::add_can_status(StatusRecord& s) const {
     c.restarts = h.bus_off_restarts;
     s.add_can(c);
   }
+}
+
+void LiveInputs::add_gnss_status(StatusRecord& s) const {
+  if (!nmea_) return;
+  const auto h = nmea_->health();
+  auto& g = s.gnss_serial;
+  g.present = true;
+  g.connected = h.connected;
+  g.lines = h.lines;
+  g.parsed = h.parsed;
+  g.unsupported = h.unsupported;
+  g.rejected = h.rejected;
+  g.overlong = h.overlong;
+  g.read_errors = h.read_errors;
+  g.reconnects = h.reconnects;
+  g.fix_time_stamped = h.fix_time_stamped;
+  g.fix_time_unsynchronised = h.fix_time_unsynchronised;
+  g.last_fix_age_s = h.last_fix_age_s;
 }
 
 }  // namespace mbo::runtime

@@ -21,6 +21,8 @@ class LiveInputs {
   void stop();
   // The CAN controllers' states and error counters.
   void add_can_status(StatusRecord& s) const;
+  // The serial NMEA receiver's counters (nothing when there is none).
+  void add_gnss_status(StatusRecord& s) const;
 
  private:
   std::vector<std::unique_ptr<io::SocketCanSource>> can_;

@@ -264,3 +264,42 @@ TEST(Nmea, GarbageNeverCrashes) {
   EXPECT_EQ(parse_nmea("$GPGGA,123519,9907.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,", s, lax).reason,
             "GGA latitude: not ddmm.mm,N|S");  // 99 degrees
 }
+
+TEST(NmeaFixTime, TheAgeIsTheClocksDifferenceAcrossMidnight) {
+  // 2026-11-29 12:35:19.25 UTC is 1795955719.25 s since 1970 (1795910400 at midnight)
+  EXPECT_NEAR(nmea_fix_age_s(12 * 3600 + 35 * 60 + 19.10, 1795955719.25), 0.15, 1e-6);
+  // a fix of 23:59:59.90 read at 00:00:00.05 the next day
+  EXPECT_NEAR(nmea_fix_age_s(86399.90, 1795910400.05), 0.15, 1e-6);
+  // a clock behind the receiver's: a negative age, not a day
+  EXPECT_NEAR(nmea_fix_age_s(0.30, 1795910400.05), -0.25, 1e-6);
+  EXPECT_NEAR(nmea_fix_age_s(86399.95, 1795910399.90), -0.05, 1e-6);
+}
+
+TEST(NmeaFixTime, SentencesAreStampedAtTheirFixAndUntimedOnesTakeTheirEpochs) {
+  NmeaSentence gga, vtg, rmc;
+  ASSERT_EQ(parse_nmea("$GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,*47", gga).status,
+            NmeaStatus::parsed);
+  ASSERT_EQ(parse_nmea("$GPVTG,054.7,T,034.4,M,005.5,N,010.2,K*48", vtg).status, NmeaStatus::parsed);
+  ASSERT_EQ(parse_nmea("$GPRMC,123205.00,A,5106.94085,N,01701.51689,E,0.016,,280214,,,A*7B", rmc).status,
+            NmeaStatus::parsed);
+  const double midnight = 1795910400, fix = 12 * 3600 + 35 * 60 + 19;  // GGA's 12:35:19
+  NmeaFixTimeStamper s(1.0);
+  // read at monotonic 500.0 when the system clock said 0.12 s after the fix
+  EXPECT_NEAR(s.stamp(gga, 500.0, midnight + fix + 0.12), 500.0 - 0.12, 1e-6);
+  EXPECT_TRUE(s.last_agreed());
+  // VTG of the same epoch 10 ms later: the same instant
+  EXPECT_NEAR(s.stamp(vtg, 500.01, midnight + fix + 0.13), 500.0 - 0.12 + 0.01, 1e-6);
+  // ... but not one that comes a second later with no timed sentence before it
+  EXPECT_DOUBLE_EQ(s.stamp(vtg, 501.5, midnight + fix + 1.62), 501.5);
+  EXPECT_EQ(s.stamped(), 1u);
+  // RMC of 12:32:05, read at 12:35:20: the host clock is not on GNSS time; stamped at arrival
+  EXPECT_DOUBLE_EQ(s.stamp(rmc, 502.0, midnight + fix + 1.0), 502.0);
+  EXPECT_FALSE(s.last_agreed());
+  EXPECT_NEAR(s.last_age_s(), 195.0, 1e-6);
+  EXPECT_EQ(s.unsynchronised(), 1u);
+  // and a VTG after it has no age to take
+  EXPECT_DOUBLE_EQ(s.stamp(vtg, 502.01, midnight + fix + 1.01), 502.01);
+  // a clock behind the receiver's (the fix "from the future")
+  EXPECT_DOUBLE_EQ(s.stamp(gga, 503.0, midnight + fix - 0.05), 503.0);
+  EXPECT_EQ(s.unsynchronised(), 2u);
+}

@@ -3,7 +3,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <ctime>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -38,6 +41,31 @@ std::string gnss_config_error(const std::string& name, const std::string& json) 
   return "no error";
 }
 
+// "$" body "*hh" CR LF, the checksum the XOR of the body's bytes.
+std::string sentence(const std::string& body) {
+  unsigned char x = 0;
+  for (char c : body) x ^= static_cast<unsigned char>(c);
+  char tail[8];
+  std::snprintf(tail, sizeof tail, "*%02X\r\n", x);
+  return "$" + body + tail;
+}
+
+double clock_s(clockid_t clock) {
+  timespec ts;
+  clock_gettime(clock, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// A GGA whose fix is `age` s before the system clock's now (hhmmss.ss, UTC).
+std::string gga_aged(double age) {
+  const double tod = std::fmod(clock_s(CLOCK_REALTIME) - age + 86400, 86400);
+  const int hh = static_cast<int>(tod / 3600), mm = static_cast<int>(std::fmod(tod, 3600) / 60);
+  char body[120];
+  std::snprintf(body, sizeof body, "GPGGA,%02d%02d%05.2f,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,", hh, mm,
+                std::floor(std::fmod(tod, 60) * 100) / 100);
+  return sentence(body);
+}
+
 }  // namespace
 
 TEST(SerialNmea, LineAssemblerSplitsAndBoundsLines) {
@@ -63,6 +91,13 @@ TEST(SerialNmea, ConfigSection) {
   EXPECT_TRUE(o.channels.velocity_from_vtg);
   EXPECT_FALSE(o.channels.position_from_rmc);
   EXPECT_TRUE(o.nmea.require_checksum);
+  EXPECT_FALSE(o.stamp_fix_time);
+  mbo::test::write_text(dir / "fix.json", R"({"device": "/dev/ttyACM0", "stamp": "fix_time", "max_fix_age_s": 0.5})");
+  o = read_gnss_serial_config(mbo::JsonReader::from_file(dir / "fix.json"));
+  EXPECT_TRUE(o.stamp_fix_time);
+  EXPECT_DOUBLE_EQ(o.max_fix_age_s, 0.5);
+  EXPECT_THAT(gnss_config_error("d.json", R"({"device": "/dev/x", "stamp": "utc"})"),
+              HasSubstr("d.json: /stamp: unknown value \"utc\""));
   EXPECT_THAT(gnss_config_error("a.json", R"({"device": "/dev/x", "baud": 12345})"),
               HasSubstr("a.json: /baud: not a standard rate"));
   EXPECT_THAT(gnss_config_error("b.json", R"({"device": "/dev/x", "position_from": "gsa"})"),
@@ -117,4 +152,57 @@ TEST(SerialNmea, ReadsSentencesFromATtyAndReopensAfterHangup) {
   EXPECT_FALSE(h.connected);
   EXPECT_THAT(h.last_error, HasSubstr(slave + ": cannot open"));
   src.stop();
+}
+
+TEST(SerialNmea, StampedAtTheFixTimeWhenTheHostClockIsOnGnssTime) {
+  int master = posix_openpt(O_RDWR | O_NOCTTY);
+  ASSERT_GE(master, 0);
+  ASSERT_EQ(grantpt(master), 0);
+  ASSERT_EQ(unlockpt(master), 0);
+  boost::asio::io_context io;
+  SerialNmeaOptions o;
+  o.device = ptsname(master);
+  o.stamp_fix_time = true;
+  std::vector<mbo::Measurement> got;
+  std::vector<std::string> warnings;
+  SerialNmeaSource src(io, o, [&](std::span<const mbo::Measurement> m) { got.insert(got.end(), m.begin(), m.end()); });
+  src.on_warning = [&](const std::string& w) { warnings.push_back(w); };
+  src.start();
+  ASSERT_TRUE(src.health().connected) << src.health().last_error;
+  // The stamp is the line's read on the monotonic clock less (system clock - fix time): the
+  // same as the monotonic clock at the fix, however long the line took to arrive.
+  const double written = clock_s(CLOCK_MONOTONIC);
+  std::string text = gga_aged(0.25);
+  ASSERT_EQ(::write(master, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  ASSERT_TRUE(run_until(io, [&] { return src.health().lines == 1; }));
+  ASSERT_EQ(got.size(), 4u);
+  EXPECT_NEAR(got[0].t, written - 0.25, 0.02);  // the time field's 0.01 s and the clocks' reads
+  NmeaHealth h = src.health();
+  EXPECT_EQ(h.fix_time_stamped, 1u);
+  EXPECT_GT(h.last_fix_age_s, 0.2);
+  EXPECT_TRUE(warnings.empty());
+
+  // A fix 30 s old: the host clock is not on GNSS time. Stamped at its arrival, counted, one
+  // warning; the next one like it adds none.
+  got.clear();
+  text = gga_aged(30) + gga_aged(30);
+  const double before = clock_s(CLOCK_MONOTONIC);
+  ASSERT_EQ(::write(master, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  ASSERT_TRUE(run_until(io, [&] { return src.health().lines == 3; }));
+  ASSERT_EQ(got.size(), 8u);
+  EXPECT_GE(got[0].t, before);
+  h = src.health();
+  EXPECT_EQ(h.fix_time_unsynchronised, 2u);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_THAT(warnings[0], HasSubstr("is the host clock on GNSS time?"));
+  EXPECT_THAT(h.last_error, HasSubstr("stamped at its arrival"));
+
+  // agreeing again is told once
+  text = gga_aged(0.1);
+  ASSERT_EQ(::write(master, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  ASSERT_TRUE(run_until(io, [&] { return src.health().lines == 4; }));
+  ASSERT_EQ(warnings.size(), 2u);
+  EXPECT_THAT(warnings[1], HasSubstr("stamped at their own time again"));
+  src.stop();
+  ::close(master);
 }

@@ -98,6 +98,15 @@ inline runtime::StatusRecord sample_status() {
   can0.tx_errors = 97;
   can0.rx_errors = 3;
   s.add_can(can0);
+  s.gnss_serial = {.present = true,
+                   .connected = true,
+                   .lines = 5000,
+                   .parsed = 4900,
+                   .unsupported = 90,
+                   .rejected = 10,
+                   .fix_time_stamped = 3200,
+                   .fix_time_unsynchronised = 1,
+                   .last_fix_age_s = 0.083};
   s.sensors[static_cast<std::size_t>(SensorKind::gyroscope)] = {
       .age_ms = 1, .fused = 5, .rejected = 0, .test_ratio = 0.1, .timed_out = false};
   return s;

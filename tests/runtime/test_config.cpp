@@ -1,10 +1,16 @@
 #include "mbobserver/runtime/config.hpp"
 
+#include <filesystem>
+#include <fstream>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "mbobserver/runtime/daemon.hpp"
+
 using namespace mbo::runtime;
 using ::testing::HasSubstr;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -103,4 +109,29 @@ TEST(RuntimeConfig, BadValuesNameTheFileAndPointer) {
   EXPECT_THAT(runtime_error(R"({"lock_memory": "yes"})"), HasSubstr("/runtime/lock_memory: expected true or false"));
   EXPECT_THAT(runtime_error(R"({"queue_capacity": 1})"), HasSubstr("/runtime/queue_capacity: must be in"));
   EXPECT_THAT(runtime_error(R"({"stepsize": 0.002})"), HasSubstr("/runtime/stepsize: unknown key"));
+}
+
+TEST(DaemonConfig, FixesStampedAtTheirTimeRefuseALatencyBesides) {
+  // The embedded default with a serial receiver whose sentences carry their fix time, and the
+  // observer told the fixes are 0.1 s late: they would be taken back twice.
+  const fs::path src = fs::path(MBO_SOURCE_DIR) / "config";
+  std::ifstream in(src / "mbobserver.json");
+  auto doc = nlohmann::json::parse(in);
+  doc["vehicle"] = (src / "vehicles" / "sedan.json").string();
+  doc["can"]["dbc"] = nlohmann::json::array({(src / "can" / "vehicle.dbc").string()});
+  doc["gnss"] = {{"device", "/dev/ttyACM0"}, {"stamp", "fix_time"}};
+  const auto dir = fs::path(MBO_BINARY_DIR) / "config-test-scratch";
+  fs::create_directories(dir);
+  auto write = [&](const char* name) { std::ofstream(dir / name) << doc.dump(); };
+  doc["observer"]["gnss"]["latency_s"] = 0.0;
+  write("ok.json");
+  EXPECT_TRUE(load_daemon_config(dir / "ok.json").gnss_serial->stamp_fix_time);
+  doc["observer"]["gnss"]["latency_s"] = 0.1;
+  write("twice.json");
+  try {
+    load_daemon_config(dir / "twice.json");
+    FAIL() << "a latency besides fix-time stamps was accepted";
+  } catch (const mbo::ConfigError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("twice.json: /observer/gnss/latency_s: the receiver's fixes are stamped"));
+  }
 }

@@ -104,12 +104,17 @@ TEST(StatusJson, CountersQueuesCanAndSensors) {
   EXPECT_EQ(j["publisher"]["last_send_error"], "ENETUNREACH");
   EXPECT_EQ(j["can"]["can0"]["state"], "error_warning");
   EXPECT_EQ(j["can"]["can0"]["tx_errors"], 97);
+  EXPECT_EQ(j["gnss_serial"]["rejected"], 10);
+  EXPECT_EQ(j["gnss_serial"]["fix_time_unsynchronised"], 1);
+  EXPECT_DOUBLE_EQ(j["gnss_serial"]["last_fix_age_s"].get<double>(), 0.083);
   EXPECT_EQ(j["sensors"]["gyro"]["fused"], 5);
   EXPECT_EQ(j["faults"], json::array({"imu_timeout"}));
 
   s.publisher.last_send_errno = 0;
+  s.gnss_serial.present = false;  // replay, or GNSS over CAN: no block
   const json k = json::parse(status_json(s, {.wall_clock = false}));
   EXPECT_TRUE(k["publisher"]["last_send_error"].is_null());
+  EXPECT_FALSE(k.contains("gnss_serial"));
   EXPECT_FALSE(k.contains("latency_us"));
   EXPECT_FALSE(k.contains("t_wall"));
   EXPECT_FALSE(k.contains("uptime_s"));

@@ -2,17 +2,21 @@
 // control, configurable baud). Sentences are assembled from the byte stream, parsed and
 // turned into measurements stamped with CLOCK_MONOTONIC at the end of the line's read; the
 // receiver's own latency (position valid at the UTC time inside the sentence, sent later) is
-// the estimator's to model. A device that disappears is reopened with back-off.
+// then the estimator's to model (observer.gnss.latency_s or its estimate). With "stamp":
+// "fix_time" and the host clock on GNSS time, each is stamped at its fix instead
+// (NmeaFixTimeStamper). A device that disappears is reopened with back-off.
 //
 // Config ("gnss" section of the daemon config):
 //   {"device": "/dev/ttyACM0", "baud": 115200, "require_checksum": true,
 //    "position_from": "gga" | "rmc", "velocity_from": "rmc" | "vtg",
+//    "stamp": "arrival" | "fix_time", "max_fix_age_s": 1.0,
 //    "reconnect_initial_s": 0.5, "reconnect_max_s": 5.0}
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -34,6 +38,8 @@ struct SerialNmeaOptions {
   NmeaChannelOptions channels;
   double reconnect_initial_s = 0.5;
   double reconnect_max_s = 5.0;
+  bool stamp_fix_time = false;  // "stamp": "fix_time"
+  double max_fix_age_s = 1.0;  // s: an older (or negative) age says the clocks disagree
   std::size_t max_line = 256;  // longer lines are dropped (a receiver's lines are < 100)
 };
 
@@ -50,6 +56,11 @@ struct NmeaHealth {
   std::uint64_t reconnects = 0;
   std::uint64_t open_failures = 0;
   bool connected = false;
+  // "stamp": "fix_time": timed sentences stamped at their fix, those whose age said the host
+  // clock is not on GNSS time (stamped at arrival), and the last age found (NaN: none yet)
+  std::uint64_t fix_time_stamped = 0;
+  std::uint64_t fix_time_unsynchronised = 0;
+  double last_fix_age_s = std::numeric_limits<double>::quiet_NaN();
   std::string last_error;
   std::string last_rejected;  // "reason: sentence"
 };
@@ -81,12 +92,16 @@ class SerialNmeaSource {
   void start();
   void stop();
   NmeaHealth health() const;
+  // Told when the fixes' time stops or starts agreeing with the host clock ("stamp": "fix_time"):
+  // once per change, not per sentence.
+  std::function<void(const std::string&)> on_warning;
 
  private:
   void open();
   void schedule_reopen();
   void read();
   void on_line(std::string_view line);
+  double stamp_at_fix(const NmeaSentence& s);
 
   SerialNmeaOptions options_;
   MeasurementHandler on_measurements_;
@@ -98,7 +113,9 @@ class SerialNmeaSource {
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);
   bool running_ = false;
   bool ever_open_ = false;
-  double line_time_ = 0;
+  double line_time_ = 0, line_utc_ = 0;  // the line's read: CLOCK_MONOTONIC and CLOCK_REALTIME
+  NmeaFixTimeStamper stamper_;
+  int clock_agreement_ = 0;  // +1: the last timed sentence's age was plausible, -1: it was not
   mutable std::mutex mutex_;  // guards health_ (read from other threads)
   NmeaHealth health_;
 };

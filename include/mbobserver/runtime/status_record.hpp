@@ -91,6 +91,20 @@ struct OutputStatus {
   std::uint64_t reopens = 0;  // SIGHUP: the files opened again at their paths
 };
 
+// The serial NMEA receiver (the "gnss" section), when there is one.
+struct GnssSerialStatus {
+  bool present = false;  // false: no serial receiver configured (replay, or GNSS over CAN)
+  bool connected = false;
+  std::uint64_t lines = 0, parsed = 0;
+  std::uint64_t unsupported = 0;  // valid sentences of other types (GSV, GSA, ...)
+  std::uint64_t rejected = 0;  // bad checksum, malformed fields
+  std::uint64_t overlong = 0, read_errors = 0, reconnects = 0;
+  // "stamp": "fix_time": sentences stamped at their fix, those stamped at arrival because
+  // their age said the host clock is not on GNSS time, and the last age found (NaN: none)
+  std::uint64_t fix_time_stamped = 0, fix_time_unsynchronised = 0;
+  double last_fix_age_s = 0;
+};
+
 inline constexpr std::size_t kMaxStatusQueues = 4;
 inline constexpr std::size_t kMaxCanControllers = 4;
 
@@ -121,6 +135,7 @@ struct StatusRecord {
   OutputStatus outputs{};
   std::array<CanControllerStatus, kMaxCanControllers> can{};
   std::size_t can_count = 0;
+  GnssSerialStatus gnss_serial{};
   std::array<SensorHealth, kSensorKindCount> sensors{};
   std::array<Calibration, kCalibrationCount> calibration{};  // of the last estimate
 
