@@ -146,6 +146,18 @@ Result run(const std::string& program, const std::vector<std::string>& args, con
   return c.wait();
 }
 
+Result validate_with_schemas(const fs::path& jsonl) {
+  const std::string cmd = std::string("/usr/bin/python3 ") + MBO_SOURCE_DIR + "/tests/runtime/validate_jsonl.py " +
+                          MBO_SOURCE_DIR + "/docs " + jsonl.string() + " 2>&1";
+  Result r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  char buf[512];
+  while (p && std::fgets(buf, sizeof buf, p)) r.out += buf;
+  const int status = p ? ::pclose(p) : -1;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
 bool poll_until(const std::function<bool()>& done, double guard_s) {
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::duration<double>(guard_s);
   while (!done()) {

@@ -66,6 +66,11 @@ class Child {
 // Runs a program to its end.
 Result run(const std::string& program, const std::vector<std::string>& args, const std::string& tag = "run");
 
+// Checks every line of a JSONL file against docs/*.schema.json with python3-jsonschema
+// (tests/runtime/validate_jsonl.py, an implementation independent of ours); code 0 when all
+// validate, the checker's report in `out`.
+Result validate_with_schemas(const fs::path& jsonl);
+
 // Calls `done()` every few milliseconds until it is true; false after `guard_s` seconds. The
 // limit is a hang guard only, never an expectation about how fast anything is.
 bool poll_until(const std::function<bool()>& done, double guard_s = 120);

@@ -24,18 +24,6 @@ namespace {
 // process were not scheduled at all during the replay, so that none can be lost.
 constexpr double kPiece_s = 0.5;
 
-Result validate(const fs::path& jsonl) {
-  const std::string cmd = std::string("/usr/bin/python3 ") + MBO_SOURCE_DIR + "/tests/runtime/validate_jsonl.py " +
-                          MBO_SOURCE_DIR + "/docs " + jsonl.string() + " 2>&1";
-  Result r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  char buf[512];
-  while (p && std::fgets(buf, sizeof buf, p)) r.out += buf;
-  const int status = p ? ::pclose(p) : -1;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
 }  // namespace
 
 TEST(Datagrams, WhatTheDaemonSendsAndRecordsMatchesTheSchemas) {
@@ -98,7 +86,7 @@ TEST(Datagrams, WhatTheDaemonSendsAndRecordsMatchesTheSchemas) {
 
   const fs::path sent = temp_path("datagrams.jsonl");
   write_file(sent, jsonl);
-  const Result v = validate(sent);
+  const Result v = validate_with_schemas(sent);
   EXPECT_EQ(v.code, 0) << v.out;
   EXPECT_NE(
       v.out.find(std::to_string(datagrams.size()) + " of " + std::to_string(datagrams.size()) + " datagrams valid"),
@@ -107,7 +95,7 @@ TEST(Datagrams, WhatTheDaemonSendsAndRecordsMatchesTheSchemas) {
 
   const fs::path summary_line = temp_path("summary.jsonl");
   write_file(summary_line, summary.dump() + "\n");
-  const Result vs = validate(summary_line);
+  const Result vs = validate_with_schemas(summary_line);
   EXPECT_EQ(vs.code, 0) << vs.out;
   EXPECT_NE(vs.out.find("1 of 1 datagrams valid"), std::string::npos) << vs.out;
 
@@ -115,7 +103,7 @@ TEST(Datagrams, WhatTheDaemonSendsAndRecordsMatchesTheSchemas) {
   const auto lines = lines_of(record);
   ASSERT_EQ(lines.size(), summary["steps"].get<std::size_t>());
   EXPECT_FALSE(json::parse(lines.front()).contains("t_wall"));
-  const Result vr = validate(record);
+  const Result vr = validate_with_schemas(record);
   EXPECT_EQ(vr.code, 0) << vr.out;
   EXPECT_NE(vr.out.find(std::to_string(lines.size()) + " of " + std::to_string(lines.size()) + " datagrams valid"),
             std::string::npos)
