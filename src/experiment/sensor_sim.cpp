@@ -7,7 +7,7 @@ namespace mbo::exp {
 namespace {
 constexpr double kDeg = M_PI / 180;
 // The random streams of one run besides the white noise (stream_seed).
-enum Stream : std::uint64_t { kAccelDrift = 1, kGyroDrift, kToothWheel, kGnssError, kMultipath, kBus };
+enum Stream : std::uint64_t { kAccelDrift = 1, kGyroDrift, kToothWheel, kGnssError, kMultipath, kBus, kLatency };
 
 Eigen::Vector3d vec3(const JsonReader& r) {
   auto v = r.as_numbers(3);
@@ -53,6 +53,7 @@ void read_triad(const JsonReader& r, double rate_hz, double& noise_std, ImuTriad
 SampleTiming read_timing(const JsonReader& r) {
   SampleTiming t;
   t.latency_s = r.number_in("latency_s", 0, 10, 0);
+  t.latency_jitter_s = r.number_in("latency_jitter_s", 0, 10, 0);
   t.clock_ppm = r.number_in("clock_ppm", -1e5, 1e5, 0);
   t.clock_offset_s = r.number_in("clock_offset_s", 0, 10, 0);
   return t;
@@ -150,6 +151,7 @@ SensorSimConfig read_sensor_sim_config(const JsonReader& r) {
     if (quality < 0) quality = c.position_std < 0.05 ? 4 : 1;
     c.fix_quality = static_cast<int>(g->integer("fix_quality", 0, 8, quality));
     c.gnss_timing = read_timing(*g);
+    c.gnss_stamp_fix_time = g->choice("stamp", {"arrival", "fix_time"}, "arrival") == "fix_time";
     if (c.gnss_timing.own_clock()) g->fail("a GNSS receiver keeps GNSS time: no clock_ppm or clock_offset_s");
     g->finish();
   }
@@ -176,7 +178,8 @@ SensorSim::SensorSim(const models::Vehicle& truth, const SensorSimConfig& c, std
       gyro_drift_(c.gyro_errors, stream_seed(seed, kGyroDrift)),
       gnss_rng_(stream_seed(seed, kGnssError)),
       multipath_rng_(stream_seed(seed, kMultipath)),
-      bus_rng_(stream_seed(seed, kBus)) {
+      bus_rng_(stream_seed(seed, kBus)),
+      latency_rng_(stream_seed(seed, kLatency)) {
   rate_[kInputs] = c.inputs_rate_hz, rate_[kImu] = c.imu_rate_hz;
   rate_[kWheels] = c.wheel_rate_hz, rate_[kGnss] = c.gnss_rate_hz;
   timing_[kInputs] = c.inputs_timing, timing_[kImu] = c.imu_timing;
@@ -259,11 +262,13 @@ SensorSim::Signals SensorSim::interpolate(Group g, const Signals& a, const Signa
 void SensorSim::put(SimFrame f, double bus, Channel c, double v) {
   const auto k = static_cast<std::size_t>(f);
   if (drop_now_[k]) return;
-  pending_.push_back({bus, order_++, frame_id_[k], {bus, c, v, 0}});
+  pending_.push_back({bus, order_++, frame_id_[k], {bus, c, v, 0}, fix_stamp_});
 }
 
 void SensorSim::emit(Group g, double ts, const Signals& sig) {
-  const double bus = ts + timing_[g].latency_s;
+  double bus = ts + timing_[g].latency_s;
+  if (timing_[g].latency_jitter_s > 0) bus += timing_[g].latency_jitter_s * uniform_(latency_rng_);
+  fix_stamp_ = g == kGnss && c_.gnss_stamp_fix_time ? ts : -1;
   // which of the group's frames the bus loses (one draw per frame, in the DBC's order)
   auto decide = [&](std::initializer_list<SimFrame> frames) {
     for (auto f : frames) {
@@ -451,7 +456,7 @@ void SensorSim::sample(double t, const mb::State& s, const models::VehicleInputs
         stamps_.emplace_back(p.frame, stamp);
         it = stamps_.end() - 1;
       }
-      p.m.t = it->second;
+      p.m.t = p.fix >= 0 ? p.fix : it->second;
       arrived_.push_back(p);
     }
     pending_.erase(pending_.begin(), pending_.begin() + static_cast<long>(n));

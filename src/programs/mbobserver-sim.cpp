@@ -29,6 +29,10 @@ int main(int argc, char** argv) {
   app.add_option("--interface", interface, "interface name written in the log")->capture_default_str();
   return mbo::run_program(app, argc, argv, common, [&] {
     const auto nominal = mbo::exp::load_vehicle_scenario(scenario);
+    if (nominal.sensors.gnss_stamp_fix_time)
+      throw mbo::ConfigError(scenario +
+                             ": /sensors/gnss/stamp: \"fix_time\" cannot go into a CAN log, whose stamps are the "
+                             "frames' arrivals (it is for mbobserver-experiment)");
     auto root = mbo::JsonReader::from_file(config);
     auto map = mbo::io::SignalMap::from_config(root.at("can"));
     if (seed == 0) seed = nominal.seed;

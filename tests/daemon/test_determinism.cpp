@@ -115,7 +115,7 @@ TEST(Determinism, FramesGoingBackwardsBehindAnUnknownIdGiveTheSameBytesPacedAndA
 
 // mbobserver-sim with every error model of issue 17 switched on (a perturbed truth, IMU biases
 // and their drift, scale factors, cross-axis sensitivity, a time-correlated GNSS error with
-// latency and multipath, tooth spacing, the sensors' clocks and latencies, receive jitter and
+// latency varying fix to fix and multipath, tooth spacing, the sensors' clocks and latencies, receive jitter and
 // dropped frames): the same seed gives the same bus log and truth byte for byte, another seed
 // another car and another bus; the daemon reads the jittered log without a complaint.
 TEST(Determinism, SimulatorWithEveryErrorModelIsAFunctionOfTheSeed) {
@@ -128,6 +128,8 @@ TEST(Determinism, SimulatorWithEveryErrorModelIsAFunctionOfTheSeed) {
   s["imu"]["accel"]["cross_axis"] = {0.01, 0, 0, 0, 0, 0.01};
   s["imu"]["clock_ppm"] = 150;
   s["gnss"]["position_correlation_s"] = 20;
+  s["gnss"]["latency_s"] = 0.05;
+  s["gnss"]["latency_jitter_s"] = 0.03;
   s["gnss"]["multipath"] = {{"rate_per_min", 30}, {"size_m", 3}, {"duration_s", 1}};
   s["wheels"]["tooth_error_std"] = 0.02;
   s["wheels"]["latency_s"] = 0.01;
@@ -162,4 +164,17 @@ TEST(Determinism, SimulatorWithEveryErrorModelIsAFunctionOfTheSeed) {
   EXPECT_EQ(r.summary["frames"]["timestamp_backwards"], 0);
   EXPECT_EQ(r.summary["frames"]["bad_log_lines"], 0);
   EXPECT_EQ(r.summary["frames"]["decoded"], r.summary["frames"]["received"]);
+
+  // fixes stamped at their epoch are the experiment's: a CAN log's stamps are arrivals
+  s["gnss"]["stamp"] = "fix_time";
+  const fs::path fix_time = temp_path("fix_time.json");
+  write_file(fix_time, sc.dump(2));
+  const Result refused = run(MBO_SIM,
+                             {fix_time.string(), "--config", config.string(), "--candump", temp_path("f.log").string(),
+                              "--truth", temp_path("f.csv").string()},
+                             "fix_time");
+  EXPECT_NE(refused.code, 0);
+  EXPECT_NE(refused.err.find("fix_time.json: /sensors/gnss/stamp: \"fix_time\" cannot go into a CAN log"),
+            std::string::npos)
+      << refused.err;
 }

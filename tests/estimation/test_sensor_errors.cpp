@@ -4,6 +4,7 @@
 // wheel, the bus's timing, and the perturb block's draws against their distributions. Each
 // statistic is compared with its expected value within a stated multiple of its own sampling
 // error, so a model that is off by its own size fails.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -395,3 +396,60 @@ TEST(Perturbation, ABadBlockIsOneErrorNamingItsPlace) {
 }
 
 }  // namespace
+
+// A receiver's latency that varies fix to fix, and its fixes stamped at their epoch (the
+// daemon's "stamp": "fix_time"): arrival stamps 0.1-0.14 s after the epoch, spread over the
+// jitter; fix-time stamps on the epoch, released only once the fix has arrived.
+TEST(SensorErrors, GnssLatencyJitterAndFixTimeStamps) {
+  AtRest r;
+  auto run = [&](bool fix_time, std::vector<std::pair<double, double>>& got) {  // (stamp, released at)
+    SensorSimConfig c = r.sc.sensors;
+    c.gnss_rate_hz = 10;
+    c.gnss_timing.latency_s = 0.1;
+    c.gnss_timing.latency_jitter_s = 0.04;
+    c.gnss_stamp_fix_time = fix_time;
+    SensorSim sim(*r.sc.truth, c, 3);
+    sim.start(r.s, {});
+    std::vector<Measurement> out;
+    for (int k = 1; k <= 5000; ++k) {  // 10 s
+      out.clear();
+      const double t = 0.002 * k;
+      sim.sample(t, r.s, {}, out);
+      for (const auto& m : out)
+        if (m.channel == Channel::gnss_lat) got.emplace_back(m.t, t);
+    }
+  };
+  std::vector<std::pair<double, double>> arrival, fix;
+  run(false, arrival);
+  run(true, fix);
+  ASSERT_GE(arrival.size(), 95u);
+  ASSERT_EQ(fix.size(), arrival.size());
+  double lo = 1, hi = 0;
+  for (std::size_t i = 0; i < fix.size(); ++i) {
+    const double epoch = fix[i].first;
+    if (i >= 2) {
+      EXPECT_NEAR(epoch - fix[i - 1].first, 0.1, 1e-6) << "a fix-time stamp is its 10 Hz epoch";
+    }
+    EXPECT_GE(fix[i].second, epoch + 0.1 - 1e-9) << "released before it arrived";
+    const double age = arrival[i].first - epoch;  // the same seed: the same epochs and draws
+    EXPECT_GE(age, 0.1 - 1e-9);
+    EXPECT_LE(age, 0.14 + 1e-9);
+    lo = std::min(lo, age), hi = std::max(hi, age);
+  }
+  EXPECT_GT(hi - lo, 0.03) << "the latency does not vary";
+
+  // and an observer told a latency besides would take the fixes back twice
+  auto doc = load_json_file(kScenarios + "vehicle_double_lane_change.json");
+  for (auto k : {"truth", "model"}) doc[k]["vehicle"] = std::string(MBO_SOURCE_DIR) + "/config/vehicles/sedan.json";
+  doc["sensors"]["gnss"]["stamp"] = "fix_time";
+  doc["observer"]["gnss"]["latency_s"] = 0.1;
+  const auto path = std::filesystem::temp_directory_path() / ("mbo_fix_time_" + std::to_string(getpid()) + ".json");
+  std::ofstream(path) << doc.dump(2);
+  try {
+    exp::load_vehicle_scenario(path);
+    ADD_FAILURE() << "a latency besides fix-time stamps was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("/observer/gnss/latency_s: the fixes are stamped at their own time"));
+  }
+  std::filesystem::remove(path);
+}

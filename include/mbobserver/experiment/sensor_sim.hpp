@@ -35,6 +35,7 @@ struct GnssJump {
 // ticks offset + k / (rate (1 + ppm 1e-6)) and the truth is interpolated between steps.
 struct SampleTiming {
   double latency_s = 0;  // from the sample to its frames on the bus
+  double latency_jitter_s = 0;  // each sample later still by U(0, jitter) (a receiver's load)
   double clock_ppm = 0;  // the sensor's clock runs fast (+) or slow against the bus's
   double clock_offset_s = 0;  // its first tick
   bool own_clock() const { return clock_ppm != 0 || clock_offset_s != 0; }
@@ -72,6 +73,10 @@ struct SensorSimConfig {
   GnssMultipath multipath;
   int fix_quality = 4;
   SampleTiming gnss_timing;  // latency: from the fix's epoch to its frames
+  // The fixes reach the observer stamped at their epoch, not their arrival: the daemon's
+  // serial NMEA receiver with "stamp": "fix_time" on a host kept on GNSS time. A CAN log
+  // cannot carry it (its stamps are arrivals): mbobserver-sim refuses it.
+  bool gnss_stamp_fix_time = false;
   // Driver inputs on the bus
   double inputs_rate_hz = 100;
   SampleTiming inputs_timing;
@@ -146,6 +151,7 @@ class SensorSim {
     std::uint64_t order = 0;  // generation order, for a stable sort
     std::uint64_t frame = 0;  // the frame it travels in
     Measurement m;
+    double fix = -1;  // >= 0: the measurement is stamped at this epoch, not its arrival
   };
 
   void sense(Group g, const mb::State& s, const models::VehicleInputs& in, Signals& out) const;
@@ -173,7 +179,8 @@ class SensorSim {
   ImuBiasDrift accel_drift_, gyro_drift_;
   double last_imu_sample_ = -1;
   std::array<ToothWheel, 4> tone_;
-  std::mt19937_64 gnss_rng_, multipath_rng_, bus_rng_;
+  std::mt19937_64 gnss_rng_, multipath_rng_, bus_rng_, latency_rng_;
+  double fix_stamp_ = -1;  // the epoch put() stamps the GNSS group's measurements at (-1: none)
   std::array<GaussMarkov, 3> gnss_error_;
   double last_fix_ = -1;
   double multipath_next_ = -1, multipath_until_ = -1, multipath_e_ = 0, multipath_n_ = 0;
