@@ -137,6 +137,36 @@ TEST(GnssAiding, SpeedAndCourseGiveVelocityRowsAndAHeadingAboveTheMinimumSpeed) 
   EXPECT_EQ(rows.rows()[0].value, 0.0);
 }
 
+// A latency that varies fix to fix by sigma (gnss.latency_jitter_std) moves a fix by v sigma,
+// a velocity by a sigma and the course by its rate times sigma: each row's variance grows by
+// that square, v, a and the rate the receiver's own.
+TEST(GnssAiding, ALatencyJitterWidensEachRowByWhatItMovesIt) {
+  GnssConfig c = fixed_origin();
+  c.latency_jitter_std = 0.02;
+  GnssAiding g(c, *sedan());
+  MeasurementRows rows;
+  g.hold(sample(1.0, Channel::gnss_course, M_PI / 2));  // due east at 20 m/s
+  g.hold(sample(1.0, Channel::gnss_speed, 20.0));
+  g.gather(1.0, rows);
+  ASSERT_EQ(rows.rows().size(), 3u);
+  EXPECT_NEAR(rows.rows()[0].variance, 0.01, 1e-15);  // no acceleration known yet
+  // 0.1 s later: 22 m/s, the course 0.05 rad to the right (north of east is left)
+  g.hold(sample(1.1, Channel::gnss_course, M_PI / 2 + 0.05));
+  g.hold(sample(1.1, Channel::gnss_speed, 22.0));
+  push_fix(g, 1.1, 100.0, 0.0);
+  rows.clear();
+  g.gather(1.1, rows);
+  ASSERT_EQ(rows.rows().size(), 5u);  // fix east, north; velocity east, north; course
+  // the fix with the velocity before it: 20 m/s east
+  EXPECT_NEAR(rows.rows()[0].variance, 0.02 * 0.02 + 20.0 * 20.0 * 0.02 * 0.02, 1e-12);
+  EXPECT_NEAR(rows.rows()[1].variance, 0.02 * 0.02, 1e-12);
+  const double ae = (22.0 * std::sin(M_PI / 2 + 0.05) - 20.0) / 0.1, an = 22.0 * std::cos(M_PI / 2 + 0.05) / 0.1;
+  EXPECT_NEAR(rows.rows()[2].variance, 0.01 + ae * ae * 4e-4, 1e-9);
+  EXPECT_NEAR(rows.rows()[3].variance, 0.01 + an * an * 4e-4, 1e-9);
+  const double course_var = 0.01 / (22.0 * 22.0) + c.course_sideslip_std * c.course_sideslip_std;
+  EXPECT_NEAR(rows.rows()[4].variance, course_var + 0.5 * 0.5 * 4e-4, 1e-12);  // 0.05 rad in 0.1 s
+}
+
 TEST(GnssAiding, TheFirstFixPlacesTheChassisBehindTheAntenna) {
   auto cfg = fixed_origin();
   cfg.start_fixes = 1;  // this fix alone

@@ -31,6 +31,7 @@ GnssConfig read_gnss_config(const JsonReader& g, double default_gate) {
   }
   G.latency_s = g.number_in("latency_s", 0, 2, 0);
   G.latency_std = g.number_in("latency_std", 0, 1, G.latency_std);
+  G.latency_jitter_std = g.number_in("latency_jitter_std", 0, 1, G.latency_jitter_std);
   G.position_std = g.positive_up_to("position_std", 1000, G.position_std);
   G.velocity_std = g.positive_up_to("velocity_std", 100, G.velocity_std);
   G.use_position = g.boolean("use_position", true);
@@ -276,6 +277,11 @@ void GnssAiding::gather(double t, MeasurementRows& rows) {
         if (gst_u_ > 0) su = gst_u_;
       }
       if (error_param_ >= 0) se = sn = cfg_.white_std;  // the rest of the sigma is the error states'
+      // a fix a jitter dtau later than the latency says is v dtau along the track
+      if (const double j2 = cfg_.latency_jitter_std * cfg_.latency_jitter_std; j2 > 0) {
+        se = std::sqrt(se * se + last_ve_ * last_ve_ * j2);
+        sn = std::sqrt(sn * sn + last_vn_ * last_vn_ * j2);
+      }
       if (cfg_.use_position) {
         // the fix is the antenna's its age + the latency ago
         const double age = std::max(0.0, t - tl);
@@ -291,24 +297,37 @@ void GnssAiding::gather(double t, MeasurementRows& rows) {
   if (!samples_.take(Channel::gnss_speed, t, v, ts)) return;
   speed_ = v;
   health_[index_of(SensorKind::gnss_velocity)].sampled(ts);
-  const double s = v, var = cfg_.velocity_std * cfg_.velocity_std;
+  const double s = v;
   const bool standing = s < kStandstill_mps;
+  // The receiver's acceleration and course rate since its last velocity: what a jitter in
+  // this sample's latency moves it by (a dtau, course rate dtau).
+  const double ve = standing ? 0.0 : s * std::sin(course_), vn = standing ? 0.0 : s * std::cos(course_);
+  double ae = 0, an = 0, course_rate = 0;
+  if (last_velocity_t_ >= 0 && ts - last_velocity_t_ > 1e-3 && ts - last_velocity_t_ < 1.0) {
+    const double dt = ts - last_velocity_t_;
+    ae = (ve - last_ve_) / dt, an = (vn - last_vn_) / dt;
+    course_rate = std::remainder(course_ - last_course_, 2 * M_PI) / dt;
+  }
+  last_ve_ = ve, last_vn_ = vn, last_course_ = course_, last_velocity_t_ = ts;
+  if (!have_course_ && !standing) last_ve_ = last_vn_ = s;  // moving, no course yet: either way
+  const double j2 = cfg_.latency_jitter_std * cfg_.latency_jitter_std;
+  const double var = cfg_.velocity_std * cfg_.velocity_std;
   if (cfg_.estimate_latency && (have_course_ || standing)) {
     // judged after this step, when the model's history reaches the sample's stamp
-    pending_ = {ts, standing ? 0.0 : s * std::sin(course_), standing ? 0.0 : s * std::cos(course_)};
+    pending_ = {ts, ve, vn};
     has_pending_ = true;
   }
   const double age = std::max(0.0, t - ts);
   if (cfg_.use_velocity && (have_course_ || standing)) {
-    rows.add_late(SensorKind::gnss_velocity, 0, standing ? 0.0 : s * std::sin(course_), var, gate, age, latency_bias_);
-    rows.add_late(SensorKind::gnss_velocity, 1, standing ? 0.0 : s * std::cos(course_), var, gate, age, latency_bias_);
+    rows.add_late(SensorKind::gnss_velocity, 0, ve, var + ae * ae * j2, gate, age, latency_bias_);
+    rows.add_late(SensorKind::gnss_velocity, 1, vn, var + an * an * j2, gate, age, latency_bias_);
   }
   if (cfg_.use_course && have_course_ && s > cfg_.course_min_speed) {
     health_[index_of(SensorKind::gnss_course)].sampled(ts);
     // heading = course - the model's sideslip: the course's noise plus the sideslip's error
     const double sideslip_var = cfg_.course_sideslip_std * cfg_.course_sideslip_std;
-    rows.add_late(SensorKind::gnss_course, 0, course_to_heading(course_), var / (s * s) + sideslip_var, gate, age,
-                  latency_bias_);
+    rows.add_late(SensorKind::gnss_course, 0, course_to_heading(course_),
+                  var / (s * s) + sideslip_var + course_rate * course_rate * j2, gate, age, latency_bias_);
   }
 }
 

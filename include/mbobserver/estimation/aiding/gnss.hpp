@@ -25,6 +25,11 @@ struct GnssConfig {
   // the estimates (a consider analysis: each row's bias is the error times d h / d latency,
   // -v for a fix, -a for a velocity); the estimates are those of latency_s.
   double latency_std = 0;
+  // s: 1-sigma of how much each fix's latency differs from the next one's (a receiver's
+  // computing load; u-blox: tens of ms). Independent fix to fix, it is noise of each row: the
+  // fix's variance grows by (v sigma)^2 per axis, the velocity's by (a sigma)^2, the course's
+  // by (course rate sigma)^2, v, a and the course rate the receiver's own.
+  double latency_jitter_std = 0;
   double position_std = 0.02, velocity_std = 0.1;  // used when the receiver gives no sigma
   bool use_position = true, use_velocity = true, use_course = true, use_gst = true;
   bool use_altitude = true;  // the vertical row of the fix (leave out when z is not observed)
@@ -161,6 +166,9 @@ class GnssAiding {
   double fix_e_ = 0, fix_n_ = 0, fix_t_ = -1, fix_quality_ = 1;
   double speed_ = 0, course_ = 0;
   bool have_course_ = false;
+  // the receiver's last velocity (east, north) and course with their stamp: its own
+  // acceleration and course rate, for the latency jitter's share of each row
+  double last_ve_ = 0, last_vn_ = 0, last_course_ = 0, last_velocity_t_ = -1;
   double gst_e_ = -1, gst_n_ = -1, gst_u_ = -1;
   // start-up: the last candidate fix (ENU, time) and how many in a row agreed
   double cand_e_ = 0, cand_n_ = 0, cand_t_ = -1;
