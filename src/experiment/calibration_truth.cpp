@@ -41,9 +41,12 @@ std::array<double, kCalibrationCount> calibration_truth(const VehicleScenario& s
     t[calibration_index("wheel_scale_fl") + static_cast<std::size_t>(w)] =
         rolling_radius(*sc.model, w, speed) / rolling_radius(*sc.truth, w, speed);
   // GNSS latency: the observer's is from the fix's epoch to the receive stamp the measurement
-  // carries, which the simulator puts latency_s after the epoch and on average half its CAN
-  // jitter later (sensor_sim.cpp, uniform in [0, jitter_s]).
-  t[calibration_index("gnss_latency")] = sc.sensors.gnss_timing.latency_s + 0.5 * sc.sensors.can_jitter_s;
+  // carries, which the simulator puts latency_s after the epoch and on average half its
+  // latency jitter and half its CAN jitter later (sensor_sim.cpp, each uniform in [0, jitter]);
+  // none when the fixes are stamped at their epoch.
+  const auto& g = sc.sensors.gnss_timing;
+  t[calibration_index("gnss_latency")] =
+      sc.sensors.gnss_stamp_fix_time ? 0.0 : g.latency_s + 0.5 * g.latency_jitter_s + 0.5 * sc.sensors.can_jitter_s;
   // Payloads: the loads at the model's payload points (VehicleParams::payload_front/rear) that
   // give the truth's mass and the x of its centre of gravity: dm = pf + pr and
   // m_t x_t - m_m x_m = pf x_f + pr x_r. A truth that differs in its CG height or inertia too

@@ -134,13 +134,9 @@ VehicleScenario load_vehicle_scenario(const std::filesystem::path& file, const j
   if (auto pb = root.find("production_bus")) sc.production_bus = read_production_bus_config(*pb);
   if (auto p = root.find("perturb")) sc.perturb = read_perturbations(*p, sc.sensors_json);
   sc.observer = est::read_vehicle_observer_config(root.at("observer"), *sc.model);
-  if (sc.sensors.gnss_stamp_fix_time && sc.observer.gnss.latency_s > 0)
-    root.at("observer")
-        .at("gnss")
-        .at("latency_s")
-        .fail(
-            "the fixes are stamped at their own time (/sensors/gnss/stamp \"fix_time\"): a latency besides would "
-            "take them back twice; set it to 0");
+  if (sc.sensors.gnss_stamp_fix_time)
+    est::aiding::check_fixes_stamped_at_their_time(sc.observer.gnss, root.at("observer").at("gnss"),
+                                                   "/sensors/gnss/stamp \"fix_time\"");
   if (sc.production_bus) fit_observer_to_production_bus(*sc.production_bus, sc.observer);
   // The observer's wheel counters wrap where the simulated ones do, and its East-North-Up
   // frame is the simulation's, so that estimates and truth compare in one frame.

@@ -317,22 +317,28 @@ std::optional<double> nmea_fix_time_of_day(const NmeaSentence& s) {
 
 double nmea_fix_age_s(double fix_time_of_day_s, double utc_now_s) {
   constexpr double kDay = 86400, kHalf = kDay / 2;
+  // 23:59:60.x, a leap second: the system clock repeats 23:59:59 meanwhile
+  if (fix_time_of_day_s >= kDay) fix_time_of_day_s -= 1;
   const double age = std::fmod(utc_now_s, kDay) - fix_time_of_day_s;
   return age - kDay * std::floor((age + kHalf) / kDay);
 }
 
-double NmeaFixTimeStamper::stamp(const NmeaSentence& s, double arrival, double utc_now_s) {
+std::optional<double> NmeaFixTimeStamper::stamp(const NmeaSentence& s, double arrival, double utc_now_s) {
   const auto tod = nmea_fix_time_of_day(s);
   if (!tod) {
     if (last_ok_ && arrival - last_arrival_ <= kSameEpoch_s) return arrival - last_age_;
-    return arrival;
+    ++untimed_;
+    return std::nullopt;
   }
   last_arrival_ = arrival;
   last_age_ = nmea_fix_age_s(*tod, utc_now_s);
+  // a host kept on GNSS time without PPS is a few ms either side: a fix "from the future" by
+  // less than that is on time
+  if (last_age_ < 0 && last_age_ >= -kClockTolerance_s) last_age_ = 0;
   last_ok_ = last_age_ >= 0 && last_age_ <= max_age_s_;
   if (!last_ok_) {
     ++unsynchronised_;
-    return arrival;
+    return std::nullopt;
   }
   ++stamped_;
   return arrival - last_age_;

@@ -206,15 +206,23 @@ void SerialNmeaSource::on_line(std::string_view line) {
   }
   if (r.status != NmeaStatus::parsed) return;
   double stamp = line_time_;
-  if (options_.stamp_fix_time) stamp = stamp_at_fix(s);
+  if (options_.stamp_fix_time) {
+    const auto at_fix = stamp_at_fix(s);
+    if (!at_fix) return;  // its time cannot be had: counted, not fused as if on time
+    stamp = *at_fix;
+  }
   std::array<Measurement, 8> m;
   const std::size_t n = nmea_measurements(s, stamp, options_.channels, m);
   if (n > 0 && on_measurements_) on_measurements_(std::span<const Measurement>(m.data(), n));
 }
 
-double SerialNmeaSource::stamp_at_fix(const NmeaSentence& s) {
-  const double stamp = stamper_.stamp(s, line_time_, line_utc_);
-  if (!nmea_fix_time_of_day(s)) return stamp;
+std::optional<double> SerialNmeaSource::stamp_at_fix(const NmeaSentence& s) {
+  const auto stamp = stamper_.stamp(s, line_time_, line_utc_);
+  if (!nmea_fix_time_of_day(s)) {
+    std::lock_guard lock(mutex_);
+    health_.fix_time_untimed = stamper_.untimed();
+    return stamp;
+  }
   const double age = stamper_.last_age_s();
   const bool agrees = stamper_.last_agreed();
   std::string warning;
@@ -222,6 +230,7 @@ double SerialNmeaSource::stamp_at_fix(const NmeaSentence& s) {
     std::lock_guard lock(mutex_);
     health_.fix_time_stamped = stamper_.stamped();
     health_.fix_time_unsynchronised = stamper_.unsynchronised();
+    health_.fix_time_untimed = stamper_.untimed();
     health_.last_fix_age_s = age;
     if (agrees != (clock_agreement_ > 0)) {
       char buf[200];
@@ -230,8 +239,9 @@ double SerialNmeaSource::stamp_at_fix(const NmeaSentence& s) {
                       options_.device.c_str(), age);
       else
         std::snprintf(buf, sizeof buf,
-                      "%s: a fix's UTC time is %.3f s from the system clock's, outside [0, %g] s: it is "
-                      "stamped at its arrival (is the host clock on GNSS time? chrony with gpsd)",
+                      "%s: a fix's UTC time is %.3f s from the system clock's, outside [0, %g] s: the "
+                      "receiver's sentences are dropped while it lasts (is the host clock on GNSS time? "
+                      "chrony with gpsd)",
                       options_.device.c_str(), age, options_.max_fix_age_s);
       warning = buf;
       if (!agrees) health_.last_error = warning;

@@ -79,13 +79,9 @@ DaemonConfig load_daemon_config(const std::filesystem::path& file) {
   for (const auto& w : c.signals->dbc_warnings()) spdlog::warn("{}", w);
   if (auto g = root.find("gnss")) c.gnss_serial = io::read_gnss_serial_config(*g);
   c.observer = est::read_vehicle_observer_config(root.at("observer"), *c.vehicle);
-  if (c.gnss_serial && c.gnss_serial->stamp_fix_time && c.observer.gnss.latency_s > 0)
-    root.at("observer")
-        .at("gnss")
-        .at("latency_s")
-        .fail(
-            "the receiver's fixes are stamped at their own time (/gnss/stamp \"fix_time\"): a latency configured "
-            "besides would take them back twice; set it to 0");
+  if (c.gnss_serial && c.gnss_serial->stamp_fix_time)
+    est::aiding::check_fixes_stamped_at_their_time(c.observer.gnss, root.at("observer").at("gnss"),
+                                                   "/gnss/stamp \"fix_time\"");
   // The wheel counters wrap where the DBC's signals do.
   for (int w = 0; w < 4; ++w) {
     auto m = c.signals->counter_modulus(static_cast<Channel>(static_cast<int>(Channel::wheel_count_fl) + w));

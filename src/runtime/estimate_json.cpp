@@ -322,6 +322,7 @@ void write_status_fields(JsonWriter& w, const StatusRecord& s, const JsonOptions
     w.field_int("reconnects", g.reconnects);
     w.field_int("fix_time_stamped", g.fix_time_stamped);
     w.field_int("fix_time_unsynchronised", g.fix_time_unsynchronised);
+    w.field_int("fix_time_untimed", g.fix_time_untimed);
     w.field("last_fix_age_s", g.last_fix_age_s);
     w.end_object();
   }

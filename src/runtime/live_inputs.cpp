@@ -65,6 +65,7 @@ void LiveInputs::add_gnss_status(StatusRecord& s) const {
   g.reconnects = h.reconnects;
   g.fix_time_stamped = h.fix_time_stamped;
   g.fix_time_unsynchronised = h.fix_time_unsynchronised;
+  g.fix_time_untimed = h.fix_time_untimed;
   g.last_fix_age_s = h.last_fix_age_s;
 }
 

@@ -273,9 +273,11 @@ TEST(NmeaFixTime, TheAgeIsTheClocksDifferenceAcrossMidnight) {
   // a clock behind the receiver's: a negative age, not a day
   EXPECT_NEAR(nmea_fix_age_s(0.30, 1795910400.05), -0.25, 1e-6);
   EXPECT_NEAR(nmea_fix_age_s(86399.95, 1795910399.90), -0.05, 1e-6);
+  // a leap second's 23:59:60.20, read while the system clock repeats 23:59:59 (.35)
+  EXPECT_NEAR(nmea_fix_age_s(86400.20, 1795910399.35), 0.15, 1e-6);
 }
 
-TEST(NmeaFixTime, SentencesAreStampedAtTheirFixAndUntimedOnesTakeTheirEpochs) {
+TEST(NmeaFixTime, SentencesAreStampedAtTheirFixAndThoseWithoutATimeAreDropped) {
   NmeaSentence gga, vtg, rmc;
   ASSERT_EQ(parse_nmea("$GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,*47", gga).status,
             NmeaStatus::parsed);
@@ -284,22 +286,30 @@ TEST(NmeaFixTime, SentencesAreStampedAtTheirFixAndUntimedOnesTakeTheirEpochs) {
             NmeaStatus::parsed);
   const double midnight = 1795910400, fix = 12 * 3600 + 35 * 60 + 19;  // GGA's 12:35:19
   NmeaFixTimeStamper s(1.0);
+  // a VTG before any timed sentence has no epoch to take
+  EXPECT_FALSE(s.stamp(vtg, 499.9, midnight + fix).has_value());
+  EXPECT_EQ(s.untimed(), 1u);
   // read at monotonic 500.0 when the system clock said 0.12 s after the fix
-  EXPECT_NEAR(s.stamp(gga, 500.0, midnight + fix + 0.12), 500.0 - 0.12, 1e-6);
+  EXPECT_NEAR(s.stamp(gga, 500.0, midnight + fix + 0.12).value(), 500.0 - 0.12, 1e-6);
   EXPECT_TRUE(s.last_agreed());
   // VTG of the same epoch 10 ms later: the same instant
-  EXPECT_NEAR(s.stamp(vtg, 500.01, midnight + fix + 0.13), 500.0 - 0.12 + 0.01, 1e-6);
+  EXPECT_NEAR(s.stamp(vtg, 500.01, midnight + fix + 0.13).value(), 500.0 - 0.12 + 0.01, 1e-6);
   // ... but not one that comes a second later with no timed sentence before it
-  EXPECT_DOUBLE_EQ(s.stamp(vtg, 501.5, midnight + fix + 1.62), 501.5);
+  EXPECT_FALSE(s.stamp(vtg, 501.5, midnight + fix + 1.62).has_value());
+  EXPECT_EQ(s.untimed(), 2u);
   EXPECT_EQ(s.stamped(), 1u);
-  // RMC of 12:32:05, read at 12:35:20: the host clock is not on GNSS time; stamped at arrival
-  EXPECT_DOUBLE_EQ(s.stamp(rmc, 502.0, midnight + fix + 1.0), 502.0);
+  // RMC of 12:32:05, read at 12:35:20: the host clock is not on GNSS time; dropped
+  EXPECT_FALSE(s.stamp(rmc, 502.0, midnight + fix + 1.0).has_value());
   EXPECT_FALSE(s.last_agreed());
   EXPECT_NEAR(s.last_age_s(), 195.0, 1e-6);
   EXPECT_EQ(s.unsynchronised(), 1u);
   // and a VTG after it has no age to take
-  EXPECT_DOUBLE_EQ(s.stamp(vtg, 502.01, midnight + fix + 1.01), 502.01);
-  // a clock behind the receiver's (the fix "from the future")
-  EXPECT_DOUBLE_EQ(s.stamp(gga, 503.0, midnight + fix - 0.05), 503.0);
+  EXPECT_FALSE(s.stamp(vtg, 502.01, midnight + fix + 1.01).has_value());
+  // a clock 0.2 s behind the receiver's (the fix "from the future"): dropped
+  EXPECT_FALSE(s.stamp(gga, 503.0, midnight + fix - 0.2).has_value());
   EXPECT_EQ(s.unsynchronised(), 2u);
+  // within a few ms of it (a host on GNSS time without PPS): on time
+  EXPECT_NEAR(s.stamp(gga, 504.0, midnight + fix - 0.01).value(), 504.0, 1e-9);
+  EXPECT_TRUE(s.last_agreed());
+  EXPECT_EQ(s.stamped(), 2u);
 }

@@ -106,6 +106,7 @@ inline runtime::StatusRecord sample_status() {
                    .rejected = 10,
                    .fix_time_stamped = 3200,
                    .fix_time_unsynchronised = 1,
+                   .fix_time_untimed = 2,
                    .last_fix_age_s = 0.083};
   s.sensors[static_cast<std::size_t>(SensorKind::gyroscope)] = {
       .age_ms = 1, .fused = 5, .rejected = 0, .test_ratio = 0.1, .timed_out = false};

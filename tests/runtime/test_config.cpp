@@ -132,6 +132,18 @@ TEST(DaemonConfig, FixesStampedAtTheirTimeRefuseALatencyBesides) {
     load_daemon_config(dir / "twice.json");
     FAIL() << "a latency besides fix-time stamps was accepted";
   } catch (const mbo::ConfigError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("twice.json: /observer/gnss/latency_s: the receiver's fixes are stamped"));
+    EXPECT_THAT(
+        e.what(),
+        HasSubstr("twice.json: /observer/gnss/latency_s: the fixes are stamped at their own time (/gnss/stamp"));
+  }
+  // nor learned: a calibration file's latency would be restored on top
+  doc["observer"]["gnss"]["latency_s"] = 0.0;
+  doc["observer"]["gnss"]["estimate_latency"] = nlohmann::json::object();
+  write("learned.json");
+  try {
+    load_daemon_config(dir / "learned.json");
+    FAIL() << "a learned latency besides fix-time stamps was accepted";
+  } catch (const mbo::ConfigError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("learned.json: /observer/gnss/estimate_latency: the fixes are stamped"));
   }
 }

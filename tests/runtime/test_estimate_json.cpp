@@ -106,6 +106,7 @@ TEST(StatusJson, CountersQueuesCanAndSensors) {
   EXPECT_EQ(j["can"]["can0"]["tx_errors"], 97);
   EXPECT_EQ(j["gnss_serial"]["rejected"], 10);
   EXPECT_EQ(j["gnss_serial"]["fix_time_unsynchronised"], 1);
+  EXPECT_EQ(j["gnss_serial"]["fix_time_untimed"], 2);
   EXPECT_DOUBLE_EQ(j["gnss_serial"]["last_fix_age_s"].get<double>(), 0.083);
   EXPECT_EQ(j["sensors"]["gyro"]["fused"], 5);
   EXPECT_EQ(j["faults"], json::array({"imu_timeout"}));

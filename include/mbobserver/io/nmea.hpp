@@ -111,35 +111,39 @@ std::optional<double> nmea_fix_time_of_day(const NmeaSentence& s);
 // UTC time of day inside each sentence and the system clock's UTC when the line was read. A
 // receiver sends a fix 50-200 ms after the instant it describes (at 30 m/s, 1.5-6 m along the
 // track); where the host clock is kept on GNSS time (chrony with gpsd and the receiver's PPS)
-// that age is measured per fix, jitter included, instead of configured or learned. A fix whose
-// age is outside [0, max_age_s] says the clocks disagree: it is stamped at its arrival and counted.
+// that age is measured per fix, jitter included, instead of configured or learned. A sentence
+// whose time cannot be had is dropped, not stamped at its arrival: the observer, told the
+// fixes carry their own time, would take it as a fix with no latency.
 class NmeaFixTimeStamper {
  public:
   explicit NmeaFixTimeStamper(double max_age_s = 1.0) : max_age_s_(max_age_s) {}
   // The stamp of sentence s read at `arrival` (the measurements' clock) when the system clock
-  // read `utc_now_s` (s since 1970). A sentence without a time (VTG) takes the age of the
-  // timed sentence before it when that came within `kSameEpoch_s` (a receiver sends an
-  // epoch's sentences together).
-  double stamp(const NmeaSentence& s, double arrival, double utc_now_s);
+  // read `utc_now_s` (s since 1970); nullopt: drop it. A timed sentence (GGA, RMC, GST) whose
+  // age is outside [-kClockTolerance_s, max_age_s] says the clocks disagree (counted
+  // `unsynchronised`). A sentence without a time (VTG) takes the age of the timed sentence
+  // before it when that came within `kSameEpoch_s` (a receiver sends an epoch's sentences
+  // together, most with the timed ones first); otherwise it is counted `untimed`.
+  std::optional<double> stamp(const NmeaSentence& s, double arrival, double utc_now_s);
   // The age the last timed sentence was found to have; NaN before the first.
   double last_age_s() const { return last_age_; }
   // Whether that age was within [0, max_age_s].
   bool last_agreed() const { return last_ok_; }
   std::uint64_t stamped() const { return stamped_; }
-  // Timed sentences whose age was outside [0, max_age_s] (the host clock not on GNSS time).
   std::uint64_t unsynchronised() const { return unsynchronised_; }
-  static constexpr double kSameEpoch_s = 0.2;
+  std::uint64_t untimed() const { return untimed_; }
+  static constexpr double kSameEpoch_s = 0.2, kClockTolerance_s = 0.05;
 
  private:
   double max_age_s_;
   double last_age_ = std::numeric_limits<double>::quiet_NaN();
   double last_arrival_ = -1e300;
   bool last_ok_ = false;
-  std::uint64_t stamped_ = 0, unsynchronised_ = 0;
+  std::uint64_t stamped_ = 0, unsynchronised_ = 0, untimed_ = 0;
 };
 
 // The age of a fix at its arrival: the system clock's UTC time of day minus the fix's, wrapped
-// into [-12 h, 12 h) so that a fix of 23:59:59.9 read at 00:00:00.05 is 0.15 s old.
+// into [-12 h, 12 h) so that a fix of 23:59:59.9 read at 00:00:00.05 is 0.15 s old (and one of
+// a leap second, 23:59:60.x, is taken as 23:59:59.x, which the system clock repeats).
 double nmea_fix_age_s(double fix_time_of_day_s, double utc_now_s);
 
 }  // namespace mbo::io

@@ -19,6 +19,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -56,10 +57,12 @@ struct NmeaHealth {
   std::uint64_t reconnects = 0;
   std::uint64_t open_failures = 0;
   bool connected = false;
-  // "stamp": "fix_time": timed sentences stamped at their fix, those whose age said the host
-  // clock is not on GNSS time (stamped at arrival), and the last age found (NaN: none yet)
+  // "stamp": "fix_time": timed sentences stamped at their fix; those dropped because their age
+  // said the host clock is not on GNSS time, and untimed ones (VTG) dropped with no timed
+  // sentence of their epoch before them; the last age found (NaN: none yet)
   std::uint64_t fix_time_stamped = 0;
   std::uint64_t fix_time_unsynchronised = 0;
+  std::uint64_t fix_time_untimed = 0;
   double last_fix_age_s = std::numeric_limits<double>::quiet_NaN();
   std::string last_error;
   std::string last_rejected;  // "reason: sentence"
@@ -101,7 +104,7 @@ class SerialNmeaSource {
   void schedule_reopen();
   void read();
   void on_line(std::string_view line);
-  double stamp_at_fix(const NmeaSentence& s);
+  std::optional<double> stamp_at_fix(const NmeaSentence& s);
 
   SerialNmeaOptions options_;
   MeasurementHandler on_measurements_;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <string_view>
 
 #include "mbobserver/core/estimate.hpp"
@@ -99,10 +100,11 @@ struct GnssSerialStatus {
   std::uint64_t unsupported = 0;  // valid sentences of other types (GSV, GSA, ...)
   std::uint64_t rejected = 0;  // bad checksum, malformed fields
   std::uint64_t overlong = 0, read_errors = 0, reconnects = 0;
-  // "stamp": "fix_time": sentences stamped at their fix, those stamped at arrival because
-  // their age said the host clock is not on GNSS time, and the last age found (NaN: none)
-  std::uint64_t fix_time_stamped = 0, fix_time_unsynchronised = 0;
-  double last_fix_age_s = 0;
+  // "stamp": "fix_time": sentences stamped at their fix; dropped because their age said the
+  // host clock is not on GNSS time, or untimed (VTG) with no timed sentence of their epoch;
+  // the last age found (NaN: none)
+  std::uint64_t fix_time_stamped = 0, fix_time_unsynchronised = 0, fix_time_untimed = 0;
+  double last_fix_age_s = std::numeric_limits<double>::quiet_NaN();
 };
 
 inline constexpr std::size_t kMaxStatusQueues = 4;

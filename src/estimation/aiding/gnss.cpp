@@ -96,6 +96,13 @@ GnssConfig read_gnss_config(const JsonReader& g, double default_gate) {
   return G;
 }
 
+void check_fixes_stamped_at_their_time(const GnssConfig& c, const JsonReader& gnss, const std::string& stamped_by) {
+  const std::string why =
+      "the fixes are stamped at their own time (" + stamped_by + "): a latency besides would take them back twice; ";
+  if (c.latency_s > 0) gnss.at("latency_s").fail(why + "set it to 0");
+  if (c.estimate_latency) gnss.at("estimate_latency").fail(why + "there is none to learn");
+}
+
 GnssAiding::GnssAiding(const GnssConfig& config, const models::Vehicle& vehicle)
     : cfg_(config),
       vehicle_(vehicle),
@@ -279,8 +286,8 @@ void GnssAiding::gather(double t, MeasurementRows& rows) {
       if (error_param_ >= 0) se = sn = cfg_.white_std;  // the rest of the sigma is the error states'
       // a fix a jitter dtau later than the latency says is v dtau along the track
       if (const double j2 = cfg_.latency_jitter_std * cfg_.latency_jitter_std; j2 > 0) {
-        se = std::sqrt(se * se + last_ve_ * last_ve_ * j2);
-        sn = std::sqrt(sn * sn + last_vn_ * last_vn_ * j2);
+        se = std::sqrt(se * se + jitter_ve_ * jitter_ve_ * j2);
+        sn = std::sqrt(sn * sn + jitter_vn_ * jitter_vn_ * j2);
       }
       if (cfg_.use_position) {
         // the fix is the antenna's its age + the latency ago
@@ -308,8 +315,12 @@ void GnssAiding::gather(double t, MeasurementRows& rows) {
     ae = (ve - last_ve_) / dt, an = (vn - last_vn_) / dt;
     course_rate = std::remainder(course_ - last_course_, 2 * M_PI) / dt;
   }
-  last_ve_ = ve, last_vn_ = vn, last_course_ = course_, last_velocity_t_ = ts;
-  if (!have_course_ && !standing) last_ve_ = last_vn_ = s;  // moving, no course yet: either way
+  if (have_course_ || standing) {
+    last_ve_ = jitter_ve_ = ve, last_vn_ = jitter_vn_ = vn, last_course_ = course_, last_velocity_t_ = ts;
+  } else {
+    jitter_ve_ = jitter_vn_ = s;  // moving, no course yet: the fix may be moved either way
+    last_velocity_t_ = -1;  // and no rate to take from it
+  }
   const double j2 = cfg_.latency_jitter_std * cfg_.latency_jitter_std;
   const double var = cfg_.velocity_std * cfg_.velocity_std;
   if (cfg_.estimate_latency && (have_course_ || standing)) {
@@ -363,6 +374,7 @@ void GnssAiding::forget_time() {
   fix_t_ = -1, cand_t_ = -1, cand_agreed_ = 0;
   have_course_ = false;
   has_pending_ = false;
+  last_velocity_t_ = -1;  // a rate across the jump is no rate
   history_.clear();
   for (auto& h : health_) h.sampled(-1);
 }

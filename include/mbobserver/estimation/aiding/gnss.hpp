@@ -78,6 +78,12 @@ struct GnssConfig {
 // The "gnss" section of the observer; `default_gate` is the filter's.
 GnssConfig read_gnss_config(const JsonReader& section, double default_gate);
 
+// Fixes that reach the observer stamped at their own time (a serial receiver's "stamp":
+// "fix_time", the simulator's likewise) carry their latency already: a latency configured or
+// learned besides would take them back twice. Fails `gnss` (the observer's section) naming
+// the key that would, and says where the stamps come from (`stamped_by`).
+void check_fixes_stamped_at_their_time(const GnssConfig& c, const JsonReader& gnss, const std::string& stamped_by);
+
 class GnssAiding {
  public:
   static constexpr Channel kFirst = Channel::gnss_lat;
@@ -169,6 +175,7 @@ class GnssAiding {
   // the receiver's last velocity (east, north) and course with their stamp: its own
   // acceleration and course rate, for the latency jitter's share of each row
   double last_ve_ = 0, last_vn_ = 0, last_course_ = 0, last_velocity_t_ = -1;
+  double jitter_ve_ = 0, jitter_vn_ = 0;  // the speed per axis a fix's jitter moves it by
   double gst_e_ = -1, gst_n_ = -1, gst_u_ = -1;
   // start-up: the last candidate fix (ENU, time) and how many in a row agreed
   double cand_e_ = 0, cand_n_ = 0, cand_t_ = -1;
