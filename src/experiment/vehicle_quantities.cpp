@@ -38,6 +38,10 @@ std::vector<VehicleQuantity> make() {
          const double u = st.u[v.in.mu];
          return u > 0 ? u : v.params.axles[0].tyre.mu;
        }},
+      // The car's mass: its file's and the payload it carries (an input the observer may
+      // estimate, issue 18's "mass within 3 %"; the truth's perturbation is in its file).
+      {"mass", false, true, false, false, "virtual", "mass", -1,
+       [](V v, S st, O, int) { return v.params.total_mass() + st.u[v.in.payload_front] + st.u[v.in.payload_rear]; }},
   };
   struct PerWheel {
     const char* name;
