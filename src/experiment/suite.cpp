@@ -36,7 +36,8 @@ std::string number(double x) {
 }
 
 // The table rows of one scenario's (aggregated) report.
-json table_rows(const json& rep, const std::vector<std::string>& quantities) {
+// `floor`: the report of the same runs with the observer's model the truth's car, or null.
+json table_rows(const json& rep, const std::vector<std::string>& quantities, const json& floor) {
   json rows = json::array();
   const auto& obs = rep.at("rmse").at("observer");
   const auto& open = rep.at("rmse").at("model");
@@ -44,11 +45,17 @@ json table_rows(const json& rep, const std::vector<std::string>& quantities) {
     if (!obs.contains(q) || !open.contains(q)) continue;
     const double o = obs.at(q).get<double>(), m = open.at(q).get<double>();
     const double ratio = m > 0 ? o / m : (o > 0 ? INFINITY : 1.0);
-    rows.push_back({{"quantity", q},
-                    {"observer", o},
-                    {"open_loop", m},
-                    {"ratio", std::isfinite(ratio) ? json(ratio) : json(nullptr)},
-                    {"worse", o > m}});
+    json row = {{"quantity", q},
+                {"observer", o},
+                {"open_loop", m},
+                {"ratio", std::isfinite(ratio) ? json(ratio) : json(nullptr)},
+                {"worse", o > m}};
+    if (!floor.is_null() && floor.at("rmse").at("observer").contains(q)) {
+      const double f = floor["rmse"]["observer"][q].get<double>();
+      row["floor"] = f;
+      row["worse_beyond_floor"] = o > m && o > kFloorMargin * f;
+    }
+    rows.push_back(std::move(row));
   }
   return rows;
 }
@@ -146,7 +153,7 @@ json run_suite(const SuiteOptions& opt, std::ostream& progress) {
   suite["quantities"] = quantities;
   if (opt.observer_patch) suite["observer_patch"] = *opt.observer_patch;
   suite["scenarios"] = json::array();
-  long flagged = 0, cells = 0;
+  long flagged = 0, cells = 0, beyond_floor = 0;
   const auto t_suite = std::chrono::steady_clock::now();
   for (std::size_t i = 0; i < loaded.size(); ++i) {
     const auto& l = loaded[i];
@@ -159,15 +166,28 @@ json run_suite(const SuiteOptions& opt, std::ostream& progress) {
       reports.push_back(l.vehicle ? run_vehicle_experiment(*l.vehicle, ro) : run_experiment(*l.mechanism, ro));
     }
     json rep = opt.runs == 1 ? reports[0] : aggregate_reports(reports);
+    json floor;  // null unless asked for
+    if (opt.floor && l.vehicle) {
+      VehicleScenario matched = *l.vehicle;
+      matched.model_is_truth = true;
+      std::vector<json> twins;
+      for (int r = 0; r < opt.runs; ++r) {
+        RunOptions ro;
+        ro.seed = seed + static_cast<std::uint64_t>(r);
+        twins.push_back(run_vehicle_experiment(matched, ro));
+      }
+      floor = opt.runs == 1 ? twins[0] : aggregate_reports(twins);
+    }
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     json entry;
     entry["scenario"] = l.file.stem().string();
     entry["description"] = l.vehicle ? l.vehicle->description : l.mechanism->description;
     entry["first_seed"] = seed;
-    entry["table"] = table_rows(rep, quantities);
+    entry["table"] = table_rows(rep, quantities, floor);
     for (const auto& row : entry["table"]) {
       ++cells;
       flagged += row["worse"].get<bool>();
+      beyond_floor += row.value("worse_beyond_floor", false);
     }
     entry["nees"] = rep["consistency"]["nees_mean"];
     entry["nees_dof"] = rep["consistency"]["nees_dof"];
@@ -186,6 +206,7 @@ json run_suite(const SuiteOptions& opt, std::ostream& progress) {
   }
   suite["cells"] = cells;
   suite["flagged"] = flagged;
+  if (opt.floor) suite["flagged_beyond_floor"] = beyond_floor;
   suite["wall_time_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_suite).count();
   return suite;
 }
@@ -195,8 +216,9 @@ std::string suite_table(const json& suite) {
   std::size_t w = 8;
   for (const auto& s : suite["scenarios"]) w = std::max(w, s["scenario"].get<std::string>().size());
   char line[256];
-  std::snprintf(line, sizeof line, "%-*s  %-20s %11s %11s %8s  %s\n", static_cast<int>(w), "scenario", "quantity",
-                "observer", "open loop", "ratio", "NEES (dof)");
+  const bool floor = suite.contains("flagged_beyond_floor");
+  std::snprintf(line, sizeof line, "%-*s  %-20s %11s %11s %8s %s %s\n", static_cast<int>(w), "scenario", "quantity",
+                "observer", "open loop", "ratio", floor ? "      floor       " : "     ", "NEES (dof)");
   out << line;
   for (const auto& s : suite["scenarios"]) {
     bool first = true;
@@ -210,10 +232,19 @@ std::string suite_table(const json& suite) {
         if (!s["nees_consistent"].get<bool>()) nees += " *";
       }
       const std::string ratio = row["ratio"].is_null() ? "-" : number(row["ratio"].get<double>());
+      // with a floor: WORSE beyond it, "worse" within it (the sensors' own limit)
+      std::string flag = row["worse"].get<bool>() ? " WORSE" : "      ";
+      if (floor) {
+        char f[32];
+        std::snprintf(f, sizeof f, " %11s", row.contains("floor") ? number(row["floor"].get<double>()).c_str() : "-");
+        flag = std::string(f) + (row.value("worse_beyond_floor", false) ? " WORSE"
+                                 : row["worse"].get<bool>()             ? " worse"
+                                                                        : "      ");
+      }
       std::snprintf(line, sizeof line, "%-*s  %-20s %11s %11s %8s%s %s\n", static_cast<int>(w),
                     first ? s["scenario"].get<std::string>().c_str() : "", label.c_str(),
                     number(row["observer"].get<double>()).c_str(), number(row["open_loop"].get<double>()).c_str(),
-                    ratio.c_str(), row["worse"].get<bool>() ? " WORSE" : "      ", nees.c_str());
+                    ratio.c_str(), flag.c_str(), nees.c_str());
       out << line;
       first = false;
     }
@@ -223,6 +254,11 @@ std::string suite_table(const json& suite) {
          "interval; "
       << suite["runs"].get<int>() << " run" << (suite["runs"].get<int>() == 1 ? "" : "s")
       << " per scenario (RMSE: mean over the runs)\n";
+  if (floor)
+    out << suite["flagged_beyond_floor"].get<long>()
+        << " of them worse than the noise floor as well (WORSE; worse: within it): the floor is the observer's RMSE "
+           "with the truth's own car as its model and the same sensors, times "
+        << kFloorMargin << "\n";
   out << parameter_nees_table(suite, w);
   return out.str();
 }

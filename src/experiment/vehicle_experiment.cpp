@@ -226,7 +226,8 @@ void TruthDrive::advance(std::vector<Measurement>& out) {
 }
 
 json run_vehicle_experiment(const VehicleScenario& nominal, const RunOptions& opt) {
-  const VehicleScenario sc = realise_scenario(nominal, opt.seed);
+  VehicleScenario sc = realise_scenario(nominal, opt.seed);
+  if (sc.model_is_truth) sc.model = sc.truth;
   TruthDrive truth(sc, opt.seed);
   auto obs_cfg = sc.observer;
   auto open_cfg = sc.observer;

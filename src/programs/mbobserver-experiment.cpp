@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   int runs = 1;
   std::vector<std::string> only, quantities;
   double max_duration = 0;
+  bool floor = false;
   auto* scenario_opt = app.add_option("scenario", scenario, "scenario file (JSON)");
   auto* suite_opt = app.add_option("--suite", suite,
                                    "run every scenario (*.json) in this folder and print one table: per scenario and "
@@ -41,6 +42,10 @@ int main(int argc, char** argv) {
       ->needs(suite_opt);
   app.add_option("--max-duration", max_duration, "with --suite: cut every scenario to at most this many seconds")
       ->check(CLI::PositiveNumber)
+      ->needs(suite_opt);
+  app.add_flag("--floor", floor,
+               "with --suite: also run each vehicle scenario with the truth's own car as the observer's model; "
+               "its RMSE is the noise floor, and a cell is WORSE only beyond it")
       ->needs(suite_opt);
   app.add_option("--observer-patch", observer_patch,
                  "a JSON merge patch (RFC 7396) applied to every vehicle scenario's observer block "
@@ -69,6 +74,7 @@ int main(int argc, char** argv) {
       so.max_duration = max_duration;
       so.quantities = quantities;
       so.observer_patch = patch;
+      so.floor = floor;
       const auto result = mbo::exp::run_suite(so, std::cerr);
       std::cout << mbo::exp::suite_table(result) << std::flush;
       std::cerr << "suite: " << result["scenarios"].size() << " scenarios x " << runs << " runs in "

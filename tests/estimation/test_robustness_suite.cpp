@@ -158,3 +158,29 @@ TEST(RobustnessSuite, TheSelfCalibrationPatchMakesTheObserverBetterThanTheOpenLo
 }
 
 }  // namespace
+
+// --floor: each row's noise floor (the same runs with the truth's own car as the model) and the
+// cells worse than the open loop and than 1.1 x the floor, counted.
+TEST(RobustnessSuite, TheFloorFlagsOnlyCellsWorseThanTheObserverOnTheTruthsOwnCar) {
+  const auto dir = std::filesystem::temp_directory_path() / ("mbo_suite_floor_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const auto report = dir / "suite.json";
+  const auto r = run(std::string(MBO_EXPERIMENT_BIN) + " --suite " + kSuite +
+                     " --only sedan_dlc_heavier --runs 1 --max-duration 2 --floor --report " + report.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto suite = mbo::load_json_file(report);
+  long beyond = 0;
+  for (const auto& row : suite["scenarios"][0]["table"]) {
+    ASSERT_TRUE(row.contains("floor")) << row;
+    const double o = row["observer"].get<double>(), m = row["open_loop"].get<double>(), f = row["floor"].get<double>();
+    EXPECT_EQ(row["worse_beyond_floor"].get<bool>(), o > m && o > mbo::exp::kFloorMargin * f) << row;
+    beyond += row["worse_beyond_floor"].get<bool>();
+  }
+  EXPECT_EQ(suite["flagged_beyond_floor"].get<long>(), beyond);
+  EXPECT_NE(r.out.find(std::to_string(beyond) + " of them worse than the noise floor as well"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("floor"), std::string::npos);
+  // without --suite there is no floor to take
+  EXPECT_EQ(run(std::string(MBO_EXPERIMENT_BIN) + " " + kSuite + "/sedan_dlc_heavier.json --floor").code, 2);
+  std::filesystem::remove_all(dir);
+}

@@ -23,7 +23,14 @@ struct SuiteOptions {
   double max_duration = 0;  // > 0: each scenario cut to at most this many seconds
   std::vector<std::string> quantities;  // the table's rows per scenario
   std::optional<nlohmann::json> observer_patch;  // merged into every vehicle scenario's observer
+  // Each vehicle scenario also run with the observer's model the truth's car (the same seeds and
+  // sensors): its RMSE is the noise floor, what these sensors allow the observer on a perfect
+  // model. A cell is then worse beyond it when the observer is worse than the open loop and
+  // than kFloorMargin times the floor.
+  bool floor = false;
 };
+
+constexpr double kFloorMargin = 1.1;
 
 // The quantities the table shows unless told otherwise.
 const std::vector<std::string>& default_suite_quantities();

@@ -32,6 +32,9 @@ struct VehicleScenario {
   std::optional<ProductionBusConfig> production_bus;  // the bus of a production car instead
   est::VehicleObserverConfig observer;
   bool start_from_truth = true;  // false: the observer starts from the first GNSS fix
+  // The observer's and the open loop's model is the truth's car as drawn for the run, with the
+  // same sensors: what the observer does with a perfect model (the suite's noise floor).
+  bool model_is_truth = false;
   double sideslip_min_speed = 5;  // m/s, sideslip is scored above it
   // The "perturb" block: the truth's parameters and the sensors' errors drawn per run, from the
   // sensors block as read (sensors_json).
