@@ -159,24 +159,24 @@ json run_suite(const SuiteOptions& opt, std::ostream& progress) {
     const auto& l = loaded[i];
     const auto t0 = std::chrono::steady_clock::now();
     const std::uint64_t seed = opt.seed ? opt.seed : (l.vehicle ? l.vehicle->seed : l.mechanism->seed);
-    std::vector<json> reports;
-    for (int r = 0; r < opt.runs; ++r) {
-      RunOptions ro;
-      ro.seed = seed + static_cast<std::uint64_t>(r);
-      reports.push_back(l.vehicle ? run_vehicle_experiment(*l.vehicle, ro) : run_experiment(*l.mechanism, ro));
-    }
-    json rep = opt.runs == 1 ? reports[0] : aggregate_reports(reports);
+    // opt.runs runs over consecutive seeds, aggregated
+    auto over_runs = [&](const auto& run_one) {
+      std::vector<json> reports;
+      for (int r = 0; r < opt.runs; ++r) {
+        RunOptions ro;
+        ro.seed = seed + static_cast<std::uint64_t>(r);
+        reports.push_back(run_one(ro));
+      }
+      return opt.runs == 1 ? reports[0] : aggregate_reports(reports);
+    };
+    json rep = over_runs([&](const RunOptions& ro) {
+      return l.vehicle ? run_vehicle_experiment(*l.vehicle, ro) : run_experiment(*l.mechanism, ro);
+    });
     json floor;  // null unless asked for
     if (opt.floor && l.vehicle) {
       VehicleScenario matched = *l.vehicle;
       matched.model_is_truth = true;
-      std::vector<json> twins;
-      for (int r = 0; r < opt.runs; ++r) {
-        RunOptions ro;
-        ro.seed = seed + static_cast<std::uint64_t>(r);
-        twins.push_back(run_vehicle_experiment(matched, ro));
-      }
-      floor = opt.runs == 1 ? twins[0] : aggregate_reports(twins);
+      floor = over_runs([&](const RunOptions& ro) { return run_vehicle_experiment(matched, ro); });
     }
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     json entry;
