@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <filesystem>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -89,11 +90,17 @@ TEST(SerialNmea, ReadsSentencesFromATtyAndReopensAfterHangup) {
   ASSERT_GE(master, 0);
   ASSERT_EQ(grantpt(master), 0);
   ASSERT_EQ(unlockpt(master), 0);
-  const std::string slave = ptsname(master);
+  // The source opens the pty through a link, as through udev's /dev/serial/by-id/ names. At the
+  // hang-up the link goes first: the freed /dev/pts number may be handed at once to a test
+  // running beside this one, and a reopen of the bare number would read that test's lines.
+  const auto dir = mbo::test::scratch_dir("serial_hangup_" + std::to_string(::getpid()));
+  const std::string link = (dir / "ttyGNSS").string();
+  std::filesystem::remove(link);
+  std::filesystem::create_symlink(ptsname(master), link);
 
   boost::asio::io_context io;
   SerialNmeaOptions o;
-  o.device = slave;
+  o.device = link;
   o.baud = 115200;
   o.reconnect_initial_s = 0.001;
   o.reconnect_max_s = 0.004;
@@ -123,12 +130,13 @@ TEST(SerialNmea, ReadsSentencesFromATtyAndReopensAfterHangup) {
 
   // Hang-up: the master side goes away; the read fails, the device is gone, the source keeps
   // trying to reopen it without crashing.
+  std::filesystem::remove(link);
   ::close(master);
   ASSERT_TRUE(run_until(io, [&] { return src.health().open_failures >= 2; }));
   h = src.health();
   EXPECT_EQ(h.read_errors, 1u);
   EXPECT_FALSE(h.connected);
-  EXPECT_THAT(h.last_error, HasSubstr(slave + ": cannot open"));
+  EXPECT_THAT(h.last_error, HasSubstr(link + ": cannot open"));
   src.stop();
 }
 
