@@ -569,6 +569,8 @@ void VehicleObserver::fill_record(double t) {
     scaled[static_cast<std::size_t>(w)] = {obs_->layout().sensor(k), sc, turned};
     out_.wheel[w].spin_rate *= sc;
     out_.wheel[w].spin_angle = wheels_.anchor(w).counts + sc * turned;
+    // counts turn sc times the model's spin, v / R_model: the wheel rolls on R_model / sc
+    out_.wheel[w].effective_radius /= sc;
   }
   record_outputs(out_, rec_);
   const double mu_in = s.u[v.in.mu];

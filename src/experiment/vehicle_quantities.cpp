@@ -61,6 +61,13 @@ std::vector<VehicleQuantity> make() {
     for (int w = 0; w < 4; ++w)
       q.push_back(
           {std::string(p.name) + "_" + kWheels[w], false, true, true, false, "virtual", p.estimate_key, w, p.get});
+  // The effective rolling radius the wheel's Hall counts imply (issue 18's "rolling radii within
+  // 0.1 %"): the model's at its load, over the learned wheel scale. Scored against the truth's at
+  // its own load, it judges the scale and the learned load together, as the counts see them; the
+  // calibration's wheel_scale is judged against the model's radius at the file's load alone.
+  for (int w = 0; w < 4; ++w)
+    q.push_back({std::string("rolling_radius_") + kWheels[w], false, true, false, false, "", "", w,
+                 [](V, S, O o, int i) { return o.wheel[i].effective_radius; }});
   return q;
 }
 
