@@ -1602,6 +1602,21 @@ TEST(VehicleObserver, TheRollingRadiusTheCountsImplyIsTheModelsOverTheLearnedSca
   }
 }
 
+// Hall counts 10 ms late on a CAN bus (the robustness suite's CAN drive), with the wheel scales
+// learned: read as now, the slip they hide goes into the scales and the wheel speeds; with
+// wheels.latency_s the rows compare them with the wheels' angles 10 ms ago.
+TEST(VehicleObserver, LateHallCountsAreComparedWithTheWheelsAngleThatLongAgo) {
+  auto patch = patch_file("self_calibration.json");
+  const auto now = run_robustness("sedan_mixed_can", patch, 30);
+  patch["wheels"]["latency_s"] = 0.01;
+  const auto late = run_robustness("sedan_mixed_can", patch, 30);
+  for (const char* q : {"wheel_speed_fl", "wheel_speed_rl", "vx", "x"}) {
+    std::cout << q << ": counts read as now " << rmse(now, "observer", q) << ", 10 ms late "
+              << rmse(late, "observer", q) << "\n";
+    EXPECT_LT(rmse(late, "observer", q), 0.7 * rmse(now, "observer", q)) << q;
+  }
+}
+
 // The suite's noise floor (mbobserver-experiment --suite --floor): the same run with the
 // observer's model the truth's car as drawn for it. Its loads are the truth's (the open loop's
 // tyre Fz: 591 N RMS off at the front left with the file's car, 200 kg light; 3.4 N on the

@@ -97,6 +97,41 @@ TEST(VehicleSensors, GnssGradientsWithALagMatchFiniteDifferences) {
                 1e-12);
 }
 
+// Counts that come late (wheels.latency_s) are the wheel's angle that long ago (a first-order
+// step back), with its gradients, with and without a learned scale.
+TEST(VehicleSensors, HallCountsWithALatencyAreTheAngleThatLongAgo) {
+  ChassisSetup s;
+  const std::array<int, 4> spins{0, 1, 2, 3};
+  WheelHallSensor hall(spins);
+  hall.set_latency(0.01);
+  check_gradients(s.m, hall);
+  check_gradients(s.m, hall, 0.0013);
+  VectorXd x = s.m.x0, xd = VectorXd::Zero(x.size()), xdd = VectorXd::Zero(x.size());
+  xd.head(s.m.nq).setRandom();
+  xdd.head(s.m.nq).setRandom();
+  const double L = 0.01 + 0.0013;
+  for (int row = 0; row < 4; ++row)
+    EXPECT_NEAR(hall.measure({s.m, x, xd, xdd, nullptr, 0.0013}, row, nullptr), x[row] - L * xd[row], 1e-12);
+  // with scales: counts = anchor + s (angle L ago - anchor's model angle)
+  const std::array<int, 4> params{0, 1, 2, 3};
+  const std::array<HallAnchor, 4> anchors{HallAnchor{10.0, 0.2}, HallAnchor{-3.0, 0.1}, HallAnchor{0.0, 0.0},
+                                          HallAnchor{1.0, -0.4}};
+  hall.estimate_scale(params, &anchors);
+  VectorXd p(4);
+  p << 1.01, 0.99, 1.0, 1.02;
+  for (int row = 0; row < 4; ++row) {
+    Gradients g;
+    g.clear(s.m.nq);
+    const double angle = x[row] - L * xd[row];
+    EXPECT_NEAR(hall.measure({s.m, x, xd, xdd, &p, 0.0013}, row, &g),
+                anchors[row].counts + p[row] * (angle - anchors[row].model), 1e-12);
+    ASSERT_EQ(g.dqd.n, 1);
+    EXPECT_NEAR(g.dqd.value[0], -L * p[row], 1e-15);
+    ASSERT_EQ(g.dp.n, 1);
+    EXPECT_NEAR(g.dp.value[0], angle - anchors[row].model, 1e-12);
+  }
+}
+
 // A latency nobody told the filter (gnss.latency_std) enters each row as dh/dlatency times its
 // error: the sensors' dlag against the difference of their rows over the lag.
 TEST(VehicleSensors, GnssLagDerivativesMatchFiniteDifferences) {

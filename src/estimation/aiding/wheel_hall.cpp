@@ -21,6 +21,7 @@ WheelSensorConfig read_wheel_sensor_config(const JsonReader& w, double default_g
   W.stuck_teeth = w.positive_up_to("stuck_teeth", 1e4, W.stuck_teeth);
   W.free_rolling_pressure = w.number_in("free_rolling_pressure_bar", 0, 1000, W.free_rolling_pressure / 1e5) * 1e5;
   W.max_speed = w.positive_up_to("max_speed", 1e4, W.max_speed);
+  W.latency_s = w.number_in("latency_s", 0, 1, W.latency_s);
   W.scale = read_estimate_config(w, "estimate_scale", W.scale);
   if (W.scale.on && !(W.scale.min <= 1 && 1 <= W.scale.max)) w.at("estimate_scale").fail("[min, max] must hold 1");
   w.finish();
@@ -53,6 +54,7 @@ void WheelHallAiding::add_models(SensorModels& models) const {
   for (int w = 0; w < 4; ++w) spins[w] = vehicle_.wheels[w].spin;
   auto hall = std::make_shared<WheelHallSensor>(spins);
   hall->estimate_scale(scale_param_, &anchors_);
+  hall->set_latency(cfg_.latency_s);
   models[index_of(SensorKind::wheel_hall)] = hall;
 }
 

@@ -31,6 +31,9 @@ struct WheelSensorConfig {
   // Counts implying a wheel faster than this (rad/s) are a glitch: not fused, and the
   // counter is unwrapped anew near the model's angle.
   double max_speed = 400;
+  // s: how late the counts reach the filter beyond their receive stamp's age (a gateway, the
+  // sending ECU's cycle); the rows compare them with the wheel's angle that long ago.
+  double latency_s = 0;
   // Each wheel's scale r_model / r_effective estimated (off unless configured): tyres of
   // another size, pressure or wear than the vehicle file says.
   EstimateConfig scale{false, 0.01, 1e-9, 0.9, 1.1};
