@@ -25,9 +25,7 @@ OutputSigma::OutputSigma(const models::Vehicle& vehicle, const MbObserver& obser
   const std::array<int, 2> input{vehicle.in.payload_front, vehicle.in.payload_rear};
   const auto& estimated = observer.settings().estimated_inputs;
   for (int k = 0; k < 2; ++k) {
-    // lever rule between the axles: the share of the point's weight on the front axle
-    const double front = (point_x[k] - p.axles[1].x_m) / p.wheelbase();
-    for (int w = 0; w < 4; ++w) load_per_kg_[w][k] = p.gravity_mps2 * (w < 2 ? front : 1 - front) / 2;
+    for (int w = 0; w < 4; ++w) load_per_kg_[w][k] = p.wheel_load_per_kg(w, point_x[k]);
     for (std::size_t i = 0; i < estimated.size(); ++i)
       if (input[k] >= 0 && estimated[i] == input[k])
         payload_entry_[k] = observer.layout().input().offset + static_cast<int>(i);

@@ -14,18 +14,6 @@ double rolling_radius(const models::Vehicle& v, int w, double speed, double extr
   return tyre.effective_radius((v.params.static_wheel_load(w) + extra_load) / tyre.radial_stiffness_N_per_m, speed);
 }
 
-// The weight a front and a rear payload (kg, at VehicleParams::payload_front/rear) put on a
-// wheel: the lever rule between the axles, half to each side (as the model's settled load,
-// vehicle_build.cpp).
-double payload_wheel_load(const models::VehicleParams& p, int w, double front_kg, double rear_kg) {
-  double n = 0;
-  for (auto [kg, at] : {std::pair{front_kg, p.payload_front()}, std::pair{rear_kg, p.payload_rear()}}) {
-    const double front = (at.x() - p.axles[1].x_m) / (p.axles[0].x_m - p.axles[1].x_m);
-    n += kg * p.gravity_mps2 * (models::axle_of(w) == 0 ? front : 1 - front) / 2;
-  }
-  return n;
-}
-
 }  // namespace
 
 std::array<double, kCalibrationCount> calibration_truth(const VehicleScenario& sc, const TruthDrive& truth,
@@ -71,7 +59,9 @@ std::array<double, kCalibrationCount> calibration_truth(const VehicleScenario& s
         (k >= sc.observer.input_learned.size() || sc.observer.input_learned[k]))
       loads_learned = true;
   for (int w = 0; w < 4; ++w) {
-    const double extra = loads_learned ? payload_wheel_load(pm, w, dm - rear, rear) : 0;
+    // the weight of the truth's payloads on this wheel (as the model settles under them)
+    const double extra =
+        loads_learned ? (dm - rear) * pm.wheel_load_per_kg(w, xf) + rear * pm.wheel_load_per_kg(w, xr) : 0;
     t[calibration_index("wheel_scale_fl") + static_cast<std::size_t>(w)] =
         rolling_radius(*sc.model, w, speed, extra) / rolling_radius(*sc.truth, w, speed);
   }

@@ -64,7 +64,8 @@ std::vector<VehicleQuantity> make() {
   // The effective rolling radius the wheel's Hall counts imply (issue 18's "rolling radii within
   // 0.1 %"): the model's at its load, over the learned wheel scale. Scored against the truth's at
   // its own load, it judges the scale and the learned load together, as the counts see them; the
-  // calibration's wheel_scale is judged against the model's radius at the file's load alone.
+  // calibration's wheel_scale is judged against the model's radius at a fixed load (the file's,
+  // or with the truth's payloads where the observer learns them: calibration_truth.cpp).
   for (int w = 0; w < 4; ++w)
     q.push_back({std::string("rolling_radius_") + kWheels[w], false, true, false, false, "", "", w,
                  [](V, S, O o, int i) { return o.wheel[i].effective_radius; }});

@@ -119,10 +119,8 @@ Vehicle build_vehicle(const VehicleParams& p, const Road& road_in) {
   for (int i = 0; i < kWheels; ++i) in.tyre_load[i] = b.input(std::string("tyre_load_") + kWheelNames[i]);
   for (auto [input, at] :
        {std::pair{in.payload_front, p.payload_front()}, std::pair{in.payload_rear, p.payload_rear()}}) {
-    const double front = (at.x() - p.axles[1].x_m) / (p.axles[0].x_m - p.axles[1].x_m);
     for (int i = 0; i < kWheels; ++i)
-      b.settled_load(input, in.tyre_load[i],
-                     p.gravity_mps2 * (axle_of(i) == 0 ? front : 1 - front) / 2 / p.static_wheel_load(i));
+      b.settled_load(input, in.tyre_load[i], p.wheel_load_per_kg(i, at.x()) / p.static_wheel_load(i));
   }
 
   std::array<int, kWheels> travel{}, spin{};

@@ -95,6 +95,12 @@ struct VehicleParams {
   double static_axle_load(int axle) const;
   // Static load on one wheel (N) and the part of it carried by the spring.
   double static_wheel_load(int wheel) const { return static_axle_load(axle_of(wheel)) / 2; }
+  // The weight (N per kg) a mass on the centre line at x (vehicle frame) puts on a wheel once
+  // the suspension has taken it: the lever rule between the axles, half to each side.
+  double wheel_load_per_kg(int wheel, double x) const {
+    const double front = (x - axles[1].x_m) / (axles[0].x_m - axles[1].x_m);
+    return gravity_mps2 * (axle_of(wheel) == 0 ? front : 1 - front) / 2;
+  }
   double static_sprung_load(int wheel) const;
   // Design position of a wheel centre in the vehicle frame (loaded radius at static load).
   Eigen::Vector3d wheel_centre(int wheel) const;

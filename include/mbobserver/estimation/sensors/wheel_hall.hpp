@@ -5,7 +5,6 @@
 #pragma once
 
 #include <algorithm>
-
 #include <array>
 #include <cmath>
 #include <cstdint>
