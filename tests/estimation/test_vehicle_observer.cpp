@@ -16,6 +16,7 @@
 #include "alloc_count.hpp"
 #include "mbobserver/core/json_reader.hpp"
 #include "mbobserver/estimation/vehicle_record.hpp"
+#include "mbobserver/experiment/runner.hpp"
 #include "mbobserver/experiment/vehicle_experiment.hpp"
 #include "mbobserver/mb/dynamics.hpp"
 #include "mbobserver/mb/kinematics.hpp"
@@ -432,6 +433,34 @@ TEST(VehicleObserver, AdaptivePlantNoiseMakesTheMatchedLaneChangesFySigmaHonest)
   std::cout << "tyre Fy NEES FL " << n0["tyre_fy_fl"] << " -> " << n1["tyre_fy_fl"] << ", RL " << n0["tyre_fy_rl"]
             << " -> " << n1["tyre_fy_rl"] << "; sideslip " << rmse(fixed, "observer", "sideslip_deg") << " -> "
             << rmse(adapted, "observer", "sideslip_deg") << " deg\n";
+}
+
+// Issue 20's acceptance on the shipped lane change: the tyre Fy sigma's NEES within [0.5, 2],
+// on the car declared weighed (scenarios/patches/weighed_car.json: the truth carries no load,
+// so the default payload prior's 40 / 80 kg, which every force's sigma holds, is off). Seeds
+// 1-5 measured: 0.79 / 0.87 / 0.59 / 0.60; with the prior on, 0.010-0.020, a sigma for loads
+// the car does not carry. Only the sigmas differ: the estimates are the same to the bit.
+TEST(VehicleObserver, TheLaneChangesFySigmaIsHonestOnAWeighedCar) {
+  const auto patch =
+      nlohmann::json::parse(std::ifstream(std::string(MBO_SOURCE_DIR) + "/scenarios/patches/weighed_car.json"));
+  const auto weighed_sc =
+      exp::load_vehicle_scenario(std::string(MBO_SOURCE_DIR) + "/scenarios/vehicle_double_lane_change.json", &patch);
+  const auto shipped_sc = scenario("vehicle_double_lane_change.json", weighed_sc.duration);
+  std::vector<nlohmann::json> weighed, shipped;
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    weighed.push_back(exp::run_vehicle_experiment(weighed_sc, {seed}));
+    shipped.push_back(exp::run_vehicle_experiment(shipped_sc, {seed}));
+  }
+  const auto w = exp::aggregate_reports(weighed);
+  const auto s = exp::aggregate_reports(shipped);
+  for (const char* q : {"tyre_fy_fl", "tyre_fy_fr", "tyre_fy_rl", "tyre_fy_rr"}) {
+    const double nees = w["consistency"]["output_nees"][q].get<double>();
+    std::cout << q << " NEES " << s["consistency"]["output_nees"][q] << " -> " << nees << "\n";
+    EXPECT_GE(nees, 0.5) << q;
+    EXPECT_LE(nees, 2.0) << q;
+    EXPECT_LT(s["consistency"]["output_nees"][q].get<double>(), 0.1) << q;  // the prior's share
+    EXPECT_EQ(rmse(w, "observer", q), rmse(s, "observer", q)) << q;
+  }
 }
 
 // The adaptive plant noise takes the lateral noise to 1e-5 of its own on the matched car, and
