@@ -377,6 +377,32 @@ TEST(ModelInputs, TheSteeringAngleIsCarriedToTheStepsTimeWithItsRateForAtMostTwe
   EXPECT_NEAR(in.inputs().steer * 180 / M_PI, 1.9 + 0.02 * rate, 1e-9);
 }
 
+// inputs.latency_s: a steering angle that reaches the observer 20 ms after it was read is the
+// angle of 20 ms ago; carried over that too, a ramp's angle at the step is its own, not 0.2 deg
+// behind. Silent, it is carried no further than the latency plus the 20 ms of a held sample.
+TEST(ModelInputs, ALateSteeringAngleIsCarriedOverItsLatency) {
+  InputsConfig c;
+  c.latency_s = 0.02;
+  ModelInputs late(c), on_time(InputsConfig{});
+  auto truth_deg = [](double t) { return 10.0 * t; };  // 10 deg/s
+  for (int k = 0; k < 20; ++k) {
+    const double t = 0.01 * k;  // arrival; each sample was read 20 ms before
+    late.hold({t, Channel::steer_angle, truth_deg(t - 0.02) * M_PI / 180, 0});
+    late.gather(t);
+    on_time.hold({t, Channel::steer_angle, truth_deg(t - 0.02) * M_PI / 180, 0});
+    on_time.gather(t);
+  }
+  const double rate = late.inputs().steer_rate * 180 / M_PI;  // 9.989: the low-pass of 10 deg/s
+  late.gather(0.196);
+  on_time.gather(0.196);
+  EXPECT_NEAR(late.inputs().steer * 180 / M_PI, truth_deg(0.17) + 0.026 * rate, 1e-9);
+  EXPECT_NEAR(late.inputs().steer * 180 / M_PI, truth_deg(0.196), 1e-3);
+  EXPECT_NEAR(on_time.inputs().steer * 180 / M_PI, truth_deg(0.196) - 0.2, 1e-3);  // the latency's lag
+  late.gather(0.5);  // last sample read at 0.17: carried to 0.17 + 0.02 + 0.02
+  EXPECT_NEAR(late.inputs().steer * 180 / M_PI, truth_deg(0.17) + 0.04 * rate, 1e-9);
+  EXPECT_THROW(read_inputs_config(JsonReader(nlohmann::json{{"latency_s", 0.5}}, "inputs")), std::exception);
+}
+
 TEST(ImuAiding, AGyroThatRepeatsItsValueIsStuckAndNotFused) {
   ImuConfig c;
   c.gyro_axes = {false, false, true};

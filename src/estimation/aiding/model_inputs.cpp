@@ -12,6 +12,7 @@ InputsConfig read_inputs_config(const JsonReader& in) {
   c.max_torque_rate = in.positive_up_to("max_torque_rate", 1e8, c.max_torque_rate);
   c.max_pressure_rate = in.positive_up_to("max_pressure_rate_bar_s", 1e6, c.max_pressure_rate / 1e5) * 1e5;
   c.guess_noise_scale = in.number_in("guess_noise_scale", 1, 1e6, c.guess_noise_scale);
+  c.latency_s = in.number_in("latency_s", 0, 0.2, c.latency_s);
   in.finish();
   return c;
 }
@@ -57,13 +58,14 @@ bool ModelInputs::implausible() const {
 void ModelInputs::gather(double t) {
   double v = 0, ts = 0;
   if (samples_.take(Channel::steer_angle, t, v, ts)) {
-    if (last_steer_t_ >= 0 && ts > last_steer_t_) {
-      const double rate = (v - last_steer_) / (ts - last_steer_t_);
+    const double read_t = ts - cfg_.latency_s;  // the angle's own time; ts stays its arrival's
+    if (last_steer_t_ >= 0 && read_t > last_steer_t_) {
+      const double rate = (v - last_steer_) / (read_t - last_steer_t_);
       inputs_.steer_rate = std::clamp(kSteerRateKept * inputs_.steer_rate + kSteerRateNew * rate, -cfg_.max_steer_rate,
                                       cfg_.max_steer_rate);
     }
     last_steer_ = v;
-    last_steer_t_ = ts;
+    last_steer_t_ = read_t;
     last_t_ = ts;
     taken_t_[0] = ts;
   }
@@ -73,7 +75,9 @@ void ModelInputs::gather(double t) {
     // tyre Fy error of 10 N at the front (5 N at the rear, which is not steered). Carried
     // forward with the differenced rate over at most kSteerHorizon_s (then it is a guess).
     // A held (implausible) angle stays where it was.
-    const double age = holding_[0] ? 0.0 : std::clamp(t - last_steer_t_, 0.0, kSteerHorizon_s);
+    // A late angle is carried over its latency as well: steer(t) = steer(t - L) + L rate,
+    // first order, as the late Hall counts are (wheel_hall.hpp).
+    const double age = holding_[0] ? 0.0 : std::clamp(t - last_steer_t_, 0.0, kSteerHorizon_s + cfg_.latency_s);
     double steer = last_steer_ + inputs_.steer_rate * age;
     // The model's wheels turn no faster than a steering can: an angle that comes back after a
     // hold or a timeout far from the last one (the mixed drive's car park: 0.64 rad after

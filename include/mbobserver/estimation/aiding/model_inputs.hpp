@@ -19,6 +19,10 @@ struct InputsConfig {
   // While an input is held or has timed out the model runs on a guess: the filter's plant
   // noise is multiplied by this, so its sigma stays honest and the sensors pull harder.
   double guess_noise_scale = 25;
+  // How late the driver inputs reach the observer (a gateway's or the bus's delay, s): a
+  // sample stamped at t holds the input of t - latency_s. The steering angle is carried to
+  // the step's time with its rate over that much more; torques and pressures stay as they come.
+  double latency_s = 0;
 };
 
 // The "inputs" section of the observer.
