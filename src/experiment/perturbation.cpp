@@ -23,6 +23,7 @@ constexpr Named kNamed[] = {
     {"radius_growth_s2_per_m2", Op::add},
     {"yaw_inertia", Op::factor},
     {"roll_inertia", Op::factor},
+    {"pitch_inertia", Op::factor},
     {"slip_stiffness", Op::factor},
     {"cornering_stiffness", Op::factor},
     {"rolling_radius", Op::factor},
@@ -52,6 +53,7 @@ bool apply_vehicle(const std::string& name, double x, models::VehicleParams& p) 
   }
   if (name == "yaw_inertia") return p.inertia_kgm2(2, 2) *= x, true;
   if (name == "roll_inertia") return p.inertia_kgm2(0, 0) *= x, true;
+  if (name == "pitch_inertia") return p.inertia_kgm2(1, 1) *= x, true;
   for (auto& a : p.axles) {
     auto& t = a.tyre;
     if (name == "radius_growth_s2_per_m2") t.radius_growth_s2_per_m2 += x;
@@ -202,6 +204,7 @@ double vehicle_parameter(const models::VehicleParams& p, const std::string& name
   if (name == "cg_z_m") return p.cg_m.z();
   if (name == "yaw_inertia") return p.inertia_kgm2(2, 2);
   if (name == "roll_inertia") return p.inertia_kgm2(0, 0);
+  if (name == "pitch_inertia") return p.inertia_kgm2(1, 1);
   if (name == "radius_growth_s2_per_m2") return a.tyre.radius_growth_s2_per_m2;
   if (name == "slip_stiffness") return a.tyre.longitudinal.stiffness;
   if (name == "cornering_stiffness") return a.tyre.lateral.stiffness;

@@ -324,6 +324,7 @@ TEST(Perturbation, DrawsFollowTheStatedDistributions) {
   doc["perturb"] = {{"mass_kg", {{"normal", {150.0, 40.0}}}},
                     {"cornering_stiffness", {{"uniform", {0.85, 1.05}}}},
                     {"rolling_radius", 0.99},
+                    {"pitch_inertia", 1.1},
                     {"sensors/imu/gyro/bias", {{"normal", {0.0, 0.01}}}}};
   const auto path = std::filesystem::temp_directory_path() / ("mbo_perturb_test_" + std::to_string(getpid()) + ".json");
   std::ofstream(path) << doc.dump(2);
@@ -338,6 +339,8 @@ TEST(Perturbation, DrawsFollowTheStatedDistributions) {
     cs.push_back(p.axles[1].tyre.lateral.stiffness / sc.truth->params.axles[1].tyre.lateral.stiffness);
     EXPECT_NEAR(p.axles[0].tyre.lateral.stiffness, cs0 * cs.back(), 1e-12 * cs0);
     EXPECT_DOUBLE_EQ(p.axles[0].tyre.radius_m, 0.99 * sc.truth->params.axles[0].tyre.radius_m);
+    EXPECT_DOUBLE_EQ(p.inertia_kgm2(1, 1), 1.1 * sc.truth->params.inertia_kgm2(1, 1));
+    EXPECT_DOUBLE_EQ(p.inertia_kgm2(2, 2), sc.truth->params.inertia_kgm2(2, 2));
     bias_z.push_back(run.sensors.gyro_errors.bias[2] - 0.001);
     // what the report says was drawn is what the truth got
     EXPECT_NEAR(run.drawn["mass_kg"].get<double>(), mass.back(), 1e-9);

@@ -163,6 +163,8 @@ class VehicleObserver {
   void correlate_start_with_receiver_error();
   void apply_adaptation();
   void gather(double t);
+  // `in` with each wheel's drive and brake torque times its learned scale, as the model's radius needs.
+  models::VehicleInputs torques_on_model_radius(const models::VehicleInputs& in) const;
   void account(double t);
   // Index of model input `slot` among the estimated inputs (the error state's input block), -1.
   int input_index(int slot) const;
