@@ -1596,15 +1596,15 @@ TEST(VehicleObserver, ReportsTheWheelScalesAgainstTheTruthsTyres) {
   EXPECT_FALSE(rep["calibration"].contains("payload_front"));
 }
 
-// A learned wheel scale k = R_model / R_car is also the arm the drive torque needs: the car's
-// wheel makes Fx = T / R_car, the model's from k T. Three observers from the same start with
-// no sensor but the driver's torque for 1 s: the model's speed gained from the torque (over a
-// coasting one's) is k times what the file's radius gives (without it: the same, and issue
-// 18's drive learned a car 1 % smaller-tyred as 1 % lighter).
-TEST(VehicleObserver, ALearnedWheelScaleDrivesTheModelsWheelsWithTheTorqueItsRadiusNeeds) {
+// A learned wheel scale k = R_model / R_car is also the arm the drive and brake torques need:
+// the car's wheel makes Fx = T / R_car, the model's from k T. Observers from the same start with
+// no sensor but the driver's torque, or brake pressure, for 1 s: the model's speed gained, or
+// lost, from it (over a coasting one's) is k times what the file's radius gives (without it:
+// the same, and issue 18's drive learned a car 1 % smaller-tyred as 1 % lighter).
+TEST(VehicleObserver, ALearnedWheelScaleGivesTheModelsWheelsTheTorquesItsRadiusNeeds) {
   auto sc = scenario("vehicle_double_lane_change.json", 1);
   sc.observer.wheels.scale = {true, 0.02, 1e-9, 0.9, 1.1};
-  auto speed_after = [&](double scale, double torque) {
+  auto speed_after = [&](double scale, std::initializer_list<Channel> channels, double value) {
     est::VehicleObserver obs(sc.model, sc.observer, sc.dt);
     for (const char* w : {"wheel_scale_fl", "wheel_scale_fr", "wheel_scale_rl", "wheel_scale_rr"})
       EXPECT_TRUE(obs.restore_parameter(w, scale, 1e-6, 0));
@@ -1613,18 +1613,29 @@ TEST(VehicleObserver, ALearnedWheelScaleDrivesTheModelsWheelsWithTheTorqueItsRad
     for (int k = 1; k <= 500; ++k) {
       const double t = 0.002 * k;
       if (k % 5 == 0)
-        for (Channel c : {Channel::drive_torque_fl, Channel::drive_torque_fr}) obs.push({t, c, torque});
+        for (Channel c : channels) obs.push({t, c, value});
       r = obs.step(t);
     }
     return r.v_long;
   };
-  const double coast = speed_after(1.0, 0), file = speed_after(1.0, 300) - coast,
-               smaller = speed_after(0.97, 300) - speed_after(0.97, 0);
+  const auto drive = {Channel::drive_torque_fl, Channel::drive_torque_fr};
+  const auto brake = {Channel::brake_pressure_fl, Channel::brake_pressure_fr, Channel::brake_pressure_rl,
+                      Channel::brake_pressure_rr};
+  auto gained = [&](double scale, std::initializer_list<Channel> channels, double value) {
+    return speed_after(scale, channels, value) - speed_after(scale, channels, 0);
+  };
+  const double file = gained(1.0, drive, 300), smaller = gained(0.97, drive, 300);
   // 2 x 300 N m on 0.317 m over 1 s in a car of 1630 kg: about 1.1 m/s
   EXPECT_GT(file, 0.8);
   EXPECT_NEAR(smaller / file, 0.97, 0.003);
   std::printf("speed gained from the torque: file's radius %.4f m/s, scale 0.97 %.4f m/s (%.4f)\n", file, smaller,
               smaller / file);
+  // 15 bar on every wheel, below the tyres' peak: about 1.8 m/s lost
+  const double braked = gained(1.0, brake, 15e5), braked_smaller = gained(0.97, brake, 15e5);
+  EXPECT_LT(braked, -1.5);
+  EXPECT_NEAR(braked_smaller / braked, 0.97, 0.003);
+  std::printf("speed lost to the brakes: file's radius %.4f m/s, scale 0.97 %.4f m/s (%.4f)\n", braked, braked_smaller,
+              braked_smaller / braked);
 }
 
 // The report's "mass" (issue 18's "mass within 3 %"): the truth's whole mass, its file's with the
