@@ -1,5 +1,6 @@
 #include "mbobserver/experiment/false_valid.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace mbo::exp {
@@ -70,12 +71,16 @@ const std::vector<ValidityOutput>& validity_outputs() {
   return outputs;
 }
 
-FalseValidRate::FalseValidRate() : over_(validity_outputs().size(), 0), valid_(validity_outputs().size(), 0) {}
+FalseValidRate::FalseValidRate()
+    : over_(validity_outputs().size(), 0),
+      valid_(validity_outputs().size(), 0),
+      largest_(validity_outputs().size(), 0.0) {}
 
 void FalseValidRate::add(std::size_t o, bool valid, std::span<const double> errors, std::span<const double> sigmas) {
   if (!valid) return;
   ++valid_[o];
   const ValidityOutput& out = validity_outputs()[o];
+  for (double e : errors) largest_[o] = std::isfinite(e) ? std::max(largest_[o], std::abs(e)) : INFINITY;
   for (std::size_t k = 0; k < errors.size(); ++k) {
     const double bound = out.has_sigma() ? kFalseValidSigmas * sigmas[k] : out.bound;
     // a non-finite error is over whatever the sigma; a NaN sigma (none published) bounds nothing
@@ -96,6 +101,8 @@ nlohmann::json FalseValidRate::report(const std::vector<bool>& skip) const {
     j["rate"][outs[o].name] = rate(o);
     j["false_valid_steps"][outs[o].name] = over_[o];
     j["valid_share"][outs[o].name] = valid_share(o);
+    j["largest_valid_error"][outs[o].name] =
+        std::isfinite(largest_[o]) ? nlohmann::json(largest_[o]) : nlohmann::json();
     if (outs[o].has_sigma())
       j["bound"][outs[o].name] = std::to_string(static_cast<int>(kFalseValidSigmas)) + " sigma";
     else

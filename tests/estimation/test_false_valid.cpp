@@ -97,6 +97,30 @@ TEST(FalseValid, TheValidShareCountsTheStepsAnOutputsFlagWasSet) {
   EXPECT_EQ(exp::validity_outputs()[fx].flag, "tyre_forces");
 }
 
+// How far wrong a valid output was: 50 m off while flagged invalid does not count, 0.81 m
+// while valid does, whatever its sigma; a non-finite error while valid has no finite bound.
+TEST(FalseValid, TheLargestValidErrorIsTheWorstErrorOnAStepTheFlagWasSet) {
+  exp::FalseValidRate fv;
+  const std::size_t pos = output("position"), yaw = output("yaw");
+  const std::vector<double> sigma = {0.1, 0.2};
+  fv.add(pos, true, std::vector<double>{0.39, -0.79}, sigma);
+  fv.next_step();
+  fv.add(pos, false, std::vector<double>{50.0, -50.0}, sigma);
+  fv.next_step();
+  fv.add(pos, true, std::vector<double>{0.0, -0.81}, sigma);
+  fv.next_step();
+  fv.add(pos, true, std::vector<double>{0.2, 0.1}, sigma);
+  fv.next_step();
+  EXPECT_DOUBLE_EQ(fv.largest_valid_error(pos), 0.81);
+  EXPECT_DOUBLE_EQ(fv.report()["largest_valid_error"]["position"].get<double>(), 0.81);
+  EXPECT_DOUBLE_EQ(fv.largest_valid_error(yaw), 0.0) << "never valid";
+  fv.add(yaw, true, std::vector<double>{std::numeric_limits<double>::quiet_NaN()}, std::vector<double>{0.01});
+  fv.next_step();
+  fv.add(yaw, true, std::vector<double>{0.001}, std::vector<double>{0.01});
+  fv.next_step();
+  EXPECT_TRUE(fv.report()["largest_valid_error"]["yaw"].is_null()) << "a NaN while valid is unbounded";
+}
+
 TEST(FalseValid, TheReportGivesRateStepsAndBoundPerOutputAndLeavesOutTheSkipped) {
   exp::FalseValidRate fv;
   fv.add(output("velocity"), true, std::vector<double>{1.0, 0.0}, std::vector<double>{0.1, 0.1});

@@ -52,8 +52,13 @@ class FalseValidRate {
   // The share of the steps on which the output's flag was set: its availability. A flag never
   // set has no false-valid steps; this says what that cost.
   double valid_share(std::size_t o) const { return share(valid_[o]); }
+  // The largest |error| of any of the output's quantities on a step its flag was set (its
+  // quantities' unit; 0 if never set, +inf after a non-finite one): how far wrong a valid
+  // output was, where the rate says only how often it was beyond its bound.
+  double largest_valid_error(std::size_t o) const { return largest_[o]; }
   // {"sigmas": 4, "steps": N, "rate": {output: share}, "false_valid_steps": {output: n},
-  //  "valid_share": {output: share}, "bound": {output: "4 sigma" or the absolute bound}};
+  //  "valid_share": {output: share}, "largest_valid_error": {output: |error| or null if
+  //  non-finite}, "bound": {output: "4 sigma" or the absolute bound}};
   //  `skip`: outputs not scored at all.
   nlohmann::json report(const std::vector<bool>& skip = {}) const;
 
@@ -61,6 +66,7 @@ class FalseValidRate {
   double share(std::uint64_t n) const { return steps_ ? static_cast<double>(n) / static_cast<double>(steps_) : 0; }
   std::uint64_t steps_ = 0;
   std::vector<std::uint64_t> over_, valid_;
+  std::vector<double> largest_;
 };
 
 }  // namespace mbo::exp
