@@ -49,7 +49,7 @@ ImuConfig read_imu_config(const JsonReader& m, double default_gate) {
   I.stuck_after_s = m.number_in("stuck_after_s", 0, 60, I.stuck_after_s);
   I.gyro_bias = read_estimate_config(m, "estimate_gyro_bias", I.gyro_bias, kDeg);
   I.accel_bias = read_estimate_config(m, "estimate_accel_bias", I.accel_bias);
-  I.gyro_bias_std = m.number_in("gyro_bias_std", 0, 10, 0) * kDeg;
+  I.gyro_bias_std = m.number_in("gyro_bias_std", 0, 10, I.gyro_bias_std / kDeg) * kDeg;
   I.gyro_scale_std = m.number_in("gyro_scale_std", 0, 0.2, 0);
   m.finish();
   return I;
