@@ -343,6 +343,7 @@ TEST(VehicleObserver, TheLearnedLatencysSigmaIsInThePositionsSigma) {
 // 894 -> 21 (Fz FL off by 598 N RMSE).
 TEST(VehicleObserver, TyreLoadsAndForcesOfACarHeavierThanItsFileHoldTheLoadInTheirSigma) {
   auto sc = scenario("robustness/sedan_dlc_heavier.json", 4);
+  sc.observer.gnss.latency_std = 0;  // the simulator's receiver is on time: the load's sigma alone
   sc.observer.validity.payload_std_kg = {0, 0};
   const auto known = exp::run_vehicle_experiment(sc, {});
   sc.observer.validity.payload_std_kg = {40, 80};  // the default
@@ -1374,6 +1375,14 @@ nlohmann::json patch_file(const std::string& name) {
   return nlohmann::json::parse(in);
 }
 
+// The simulator's gyro and receiver are what the file says (no turn-on bias, fixes on time), so
+// that a test of one sigma term sees that term alone; merged into `patch`.
+nlohmann::json calibrated_sensors(nlohmann::json patch = nlohmann::json::object()) {
+  patch["imu"]["gyro_bias_std"] = 0;
+  patch["gnss"]["latency_std"] = 0;
+  return patch;
+}
+
 // A consider term changes the published sigmas only: the two runs' estimates are the same.
 void expect_same_estimates(const nlohmann::json& with, const nlohmann::json& without,
                            std::initializer_list<const char*> quantities = {"x", "y", "yaw", "vx", "vy", "sideslip_deg",
@@ -1411,12 +1420,11 @@ TEST(VehicleObserver, AnUnmodelledGyroBiasIsInThePublishedSigmaAndNotInTheEstima
 // 0.6 m, flagged valid with a sigma of centimetres. The radius's 1-sigma (0.5 %, the default),
 // carried by a consider analysis of the wheel rows, puts that drift in the published sigma.
 TEST(VehicleObserver, AnUnmodelledRollingRadiusIsInThePublishedSigmaAndNotInTheEstimates) {
-  // the gyro taken as calibrated (it is), so that the radius's term is all the sigma holds
-  const auto without = run_robustness(
-      "sedan_dlc_radius_minus1pct",
-      nlohmann::json::parse(R"({"validity": {"rolling_radius_rel_std": 0}, "imu": {"gyro_bias_std": 0}})"));
-  const auto with =
-      run_robustness("sedan_dlc_radius_minus1pct", nlohmann::json::parse(R"({"imu": {"gyro_bias_std": 0}})"));
+  // the gyro and receiver taken as calibrated (they are), so that the radius's term is all the sigma holds
+  const auto without =
+      run_robustness("sedan_dlc_radius_minus1pct",
+                     calibrated_sensors(nlohmann::json::parse(R"({"validity": {"rolling_radius_rel_std": 0}})")));
+  const auto with = run_robustness("sedan_dlc_radius_minus1pct", calibrated_sensors());
   expect_same_estimates(with, without);
   const auto& fv_without = without["false_valid"]["rate"];
   const auto& fv_with = with["false_valid"]["rate"];
@@ -1457,7 +1465,8 @@ TEST(VehicleObserver, AnUnmodelledGnssLatencyIsInThePublishedSigmaAndNotInTheEst
 // 2e-7 and spin-angle NEES 7e-10 (sigmas 2000x and 40000x their errors). Now J is the model's
 // and the scale's error enters as the published spin's does.
 TEST(VehicleObserver, ALearnedWheelScaleLeavesTheSpinsSigmaHonest) {
-  const auto rep = run_robustness("sedan_dlc_radius_minus1pct", patch_file("self_calibration.json"));
+  const auto rep =
+      run_robustness("sedan_dlc_radius_minus1pct", calibrated_sensors(patch_file("self_calibration.json")));
   const auto& nees = rep["consistency"]["output_nees"];
   for (const char* q : {"wheel_speed_fl", "wheel_speed_rr", "wheel_spin_angle_fl", "wheel_spin_angle_rr"}) {
     ASSERT_TRUE(nees.contains(q)) << q;
@@ -1470,7 +1479,9 @@ TEST(VehicleObserver, ALearnedWheelScaleLeavesTheSpinsSigmaHonest) {
 
 TEST(VehicleObserver, TheGnssLatencyStdIsReadInSecondsAndChecked) {
   auto j = observer_section("mbobserver.json");
-  EXPECT_EQ(read_observer(j).gnss.latency_std, 0.0);  // a latency as configured unless told
+  EXPECT_EQ(read_observer(j).gnss.latency_std, 0.0);  // the embedded default's receiver is on time
+  j["gnss"].erase("latency_std");
+  EXPECT_EQ(read_observer(j).gnss.latency_std, 0.05);  // an unmeasured receiver's, by default
   j["gnss"]["latency_std"] = 0.05;
   EXPECT_EQ(read_observer(j).gnss.latency_std, 0.05);
   j["gnss"]["latency_std"] = 2;
@@ -1552,7 +1563,7 @@ TEST(VehicleObserver, ReportsTheLearnedGyroBiasAgainstTheScenariosBias) {
 // sigma and the heading's; the estimates do not change.
 TEST(VehicleObserver, AnUnmodelledGyroScaleIsInTheLearnedBiasAndHeadingSigmas) {
   auto run = [](double scale_std) {
-    auto patch = patch_file("self_calibration.json");
+    auto patch = calibrated_sensors(patch_file("self_calibration.json"));
     patch["imu"]["gyro_scale_std"] = scale_std;
     return run_robustness("sedan_mixed_imu_mems", patch, 60);
   };

@@ -124,8 +124,16 @@ TEST(DaemonConfig, FixesStampedAtTheirTimeRefuseALatencyBesides) {
   fs::create_directories(dir);
   auto write = [&](const char* name) { std::ofstream(dir / name) << doc.dump(); };
   doc["observer"]["gnss"]["latency_s"] = 0.0;
+  doc["observer"]["gnss"].erase("latency_std");
   write("ok.json");
-  EXPECT_TRUE(load_daemon_config(dir / "ok.json").gnss_serial->stamp_fix_time);
+  const auto ok = load_daemon_config(dir / "ok.json");
+  EXPECT_TRUE(ok.gnss_serial->stamp_fix_time);
+  // each fix's latency is measured: the unmeasured receiver's default sigma (0.05 s) is not taken
+  EXPECT_EQ(ok.observer.gnss.latency_std, 0.0);
+  doc["observer"]["gnss"]["latency_std"] = 0.01;  // unless the configuration says one
+  write("ok_std.json");
+  EXPECT_EQ(load_daemon_config(dir / "ok_std.json").observer.gnss.latency_std, 0.01);
+  doc["observer"]["gnss"].erase("latency_std");
   doc["observer"]["gnss"]["latency_s"] = 0.1;
   write("twice.json");
   try {

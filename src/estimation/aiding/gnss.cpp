@@ -96,11 +96,13 @@ GnssConfig read_gnss_config(const JsonReader& g, double default_gate) {
   return G;
 }
 
-void check_fixes_stamped_at_their_time(const GnssConfig& c, const JsonReader& gnss, const std::string& stamped_by) {
+void check_fixes_stamped_at_their_time(GnssConfig& c, const JsonReader& gnss, const std::string& stamped_by) {
   const std::string why =
       "the fixes are stamped at their own time (" + stamped_by + "): a latency besides would take them back twice; ";
   if (c.latency_s > 0) gnss.at("latency_s").fail(why + "set it to 0");
   if (c.estimate_latency) gnss.at("estimate_latency").fail(why + "there is none to learn");
+  // each fix's latency is measured, so the default unmeasured receiver's sigma does not apply
+  if (!gnss.has("latency_std")) c.latency_std = 0;
 }
 
 GnssAiding::GnssAiding(const GnssConfig& config, const models::Vehicle& vehicle)

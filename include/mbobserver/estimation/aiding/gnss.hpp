@@ -23,8 +23,10 @@ struct GnssConfig {
   // s: 1-sigma of the latency's error beyond latency_s, while it is not learned (a receiver
   // whose latency nobody measured: 0.05-0.15 s). The published sigmas carry what it does to
   // the estimates (a consider analysis: each row's bias is the error times d h / d latency,
-  // -v for a fix, -a for a velocity); the estimates are those of latency_s.
-  double latency_std = 0;
+  // -v for a fix, -a for a velocity); the estimates are those of latency_s. By default an
+  // unmeasured receiver's: a fix is taken as on time only where the configuration says 0, or
+  // where it is stamped at its own time (check_fixes_stamped_at_their_time).
+  double latency_std = 0.05;
   // s: 1-sigma of how much each fix's latency differs from the next one's (a receiver's
   // computing load; u-blox: tens of ms). Independent fix to fix, it is noise of each row: the
   // fix's variance grows by (v sigma)^2 per axis, the velocity's by (a sigma)^2, the course's
@@ -82,7 +84,9 @@ GnssConfig read_gnss_config(const JsonReader& section, double default_gate);
 // "fix_time", the simulator's likewise) carry their latency already: a latency configured or
 // learned besides would take them back twice. Fails `gnss` (the observer's section) naming
 // the key that would, and says where the stamps come from (`stamped_by`).
-void check_fixes_stamped_at_their_time(const GnssConfig& c, const JsonReader& gnss, const std::string& stamped_by);
+// Refuses a latency besides a fix's own stamp, and takes the latency as known (latency_std 0)
+// unless the configuration says otherwise.
+void check_fixes_stamped_at_their_time(GnssConfig& c, const JsonReader& gnss, const std::string& stamped_by);
 
 class GnssAiding {
  public:
