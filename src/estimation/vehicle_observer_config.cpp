@@ -2,6 +2,7 @@
 // source's section in its own unit (aiding/).
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 
 #include "mbobserver/estimation/vehicle_observer.hpp"
 
@@ -247,6 +248,36 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
           "(filter.force_error.plant_noise.x) and the \"coordinates\" correction");
   }
   return c;
+}
+
+std::vector<std::string> unmeasured_sensor_defaults(const VehicleObserverConfig& c, const JsonReader& section) {
+  std::vector<std::string> out;
+  const auto said = [&](const char* sub, const char* key) {
+    const auto s = section.find(sub);
+    return s && s->has(key);
+  };
+  const auto& g = c.gnss;
+  if (g.use_position && !g.estimate_latency && g.latency_std > 0 && !said("gnss", "latency_std")) {
+    // along the track a fix is v * latency off: the position's bound is passed above this speed
+    std::ostringstream m;
+    m << "observer.gnss.latency_std is " << g.latency_std
+      << " s by default (a receiver whose latency nobody measured): the position's sigma holds the speed times "
+         "that, so the position (and `valid`) is not valid above "
+      << std::lround(3.6 * c.validity.max_position_std / g.latency_std) << " km/h (validity.max_position_std "
+      << c.validity.max_position_std
+      << " m). Once the latency is measured, set gnss.latency_s to it and gnss.latency_std to 0, stamp the fixes "
+         "at their time (gnss.stamp \"fix_time\"), or learn it (gnss.estimate_latency)";
+    out.push_back(m.str());
+  }
+  const auto& i = c.imu;
+  if (i.use_gyro && !i.gyro_bias.on && i.gyro_bias_std > 0 && !said("imu", "gyro_bias_std")) {
+    std::ostringstream m;
+    m << "observer.imu.gyro_bias_std is " << i.gyro_bias_std / kDeg
+      << " deg/s by default (an uncalibrated MEMS gyro): the heading's sigma grows with it wherever the GNSS does "
+         "not hold the heading. Set it to 0 for a calibrated gyro, or learn the bias (imu.estimate_gyro_bias)";
+    out.push_back(m.str());
+  }
+  return out;
 }
 
 }  // namespace mbo::est

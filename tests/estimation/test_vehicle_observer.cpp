@@ -1477,6 +1477,25 @@ TEST(VehicleObserver, ALearnedWheelScaleLeavesTheSpinsSigmaHonest) {
             << nees["wheel_spin_angle_fl"] << "\n";
 }
 
+// A start-up line for each sensor error left at the default for a part nobody measured, saying
+// what it costs (the position not valid above 72 km/h) and what to set instead.
+TEST(VehicleObserver, TheStartUpLogNamesTheSensorErrorsLeftAtTheirDefaults) {
+  auto j = observer_section("mbobserver.json");  // says latency_std 0, nothing of the gyro's bias
+  const auto lines = [&] { return est::unmeasured_sensor_defaults(read_observer(j), JsonReader(j, "obs.json")); };
+  auto said = lines();
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_NE(said[0].find("observer.imu.gyro_bias_std is 0.3 deg/s by default"), std::string::npos) << said[0];
+  j["gnss"].erase("latency_std");
+  said = lines();
+  ASSERT_EQ(said.size(), 2u);
+  EXPECT_NE(said[0].find("observer.gnss.latency_std is 0.05 s by default"), std::string::npos) << said[0];
+  EXPECT_NE(said[0].find("not valid above 72 km/h (validity.max_position_std 1 m)"), std::string::npos) << said[0];
+  j["imu"]["gyro_bias_std"] = 0.3;  // said, even if it is the default's value
+  EXPECT_EQ(lines().size(), 1u);
+  j["gnss"]["estimate_latency"] = nlohmann::json::object();  // learned: no consider term
+  EXPECT_TRUE(lines().empty());
+}
+
 TEST(VehicleObserver, TheGnssLatencyStdIsReadInSecondsAndChecked) {
   auto j = observer_section("mbobserver.json");
   EXPECT_EQ(read_observer(j).gnss.latency_std, 0.0);  // the embedded default's receiver is on time

@@ -89,6 +89,12 @@ struct VehicleObserverConfig {
 // roll travel_fl.. spin_fl..).
 VehicleObserverConfig read_vehicle_observer_config(const JsonReader& section, const models::Vehicle& vehicle);
 
+// The sensor errors `section` leaves at their defaults for a part nobody measured (an unmeasured
+// receiver's latency, an uncalibrated gyro's bias), one line each for the start-up log: the
+// published sigmas carry them, which keeps outputs from being flagged valid (at speed, the
+// position); the line says what it costs and how to tell the observer otherwise.
+std::vector<std::string> unmeasured_sensor_defaults(const VehicleObserverConfig& config, const JsonReader& section);
+
 // Counters of a run.
 struct VehicleObserverCounters {
   std::uint64_t steps = 0, resets = 0, model_step_failures = 0, correction_failures = 0;
