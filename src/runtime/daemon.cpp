@@ -175,6 +175,7 @@ int run_daemon(const DaemonConfig& cfg, const DaemonOptions& opt) {
 
   // The estimator and its steps, started from what it learned before (the calibration file).
   est::VehicleObserver observer(cfg.vehicle, cfg.observer, dt);
+  for (const auto& line : cfg.notices) spdlog::info("{}", line);  // once every input and output is open
   const auto calibration_path = opt.calibration ? opt.calibration : cfg.calibration.file;
   if (calibration_path && !observer.sensor_parameters().empty())
     spdlog::info("{}: {}", calibration_path->string(),

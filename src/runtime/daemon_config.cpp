@@ -82,7 +82,7 @@ DaemonConfig load_daemon_config(const std::filesystem::path& file) {
   if (c.gnss_serial && c.gnss_serial->stamp_fix_time)
     est::aiding::check_fixes_stamped_at_their_time(c.observer.gnss, root.at("observer").at("gnss"),
                                                    "/gnss/stamp \"fix_time\"");
-  for (const auto& line : est::unmeasured_sensor_defaults(c.observer, root.at("observer"))) spdlog::info("{}", line);
+  c.notices = est::unmeasured_sensor_defaults(c.observer, root.at("observer"));
   // The wheel counters wrap where the DBC's signals do.
   for (int w = 0; w < 4; ++w) {
     auto m = c.signals->counter_modulus(static_cast<Channel>(static_cast<int>(Channel::wheel_count_fl) + w));

@@ -19,6 +19,10 @@ using namespace mbo::dtest;
 TEST(Accuracy, ReplayAgreesWithTheExperimentWithinTenPercent) {
   const Replay r = replay(write_config(default_config(), "config"), drive_log(), "drive");
   ASSERT_EQ(r.result.code, 0) << r.result.err;
+  // the embedded default leaves the gyro's bias at an uncalibrated part's, and says so once
+  EXPECT_NE(r.result.err.find("info: observer.imu.gyro_bias_std is 0.3 deg/s by default"), std::string::npos)
+      << r.result.err;
+  EXPECT_EQ(r.result.err.find("observer.gnss.latency_std"), std::string::npos) << r.result.err;  // it says 0
 
   const fs::path eval_report = temp_path("eval.json");
   const Result eval = run(MBO_EVAL,

@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "mbobserver/estimation/vehicle_observer.hpp"
 #include "mbobserver/io/serial_nmea_source.hpp"
@@ -37,6 +38,8 @@ struct DaemonConfig {
   PublishConfig publish;
   RuntimeConfig runtime;
   CalibrationConfig calibration;
+  // start-up lines for the log, once the whole file is read (est::unmeasured_sensor_defaults)
+  std::vector<std::string> notices;
 };
 
 // Reads and checks the whole file; any error is a ConfigError naming the file and place.
