@@ -1,5 +1,6 @@
 #include "mbobserver/estimation/error_ekf.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -113,6 +114,18 @@ ErrorEkf::ErrorEkf(int n, const ErrorEkfSettings& s, double dt) : settings_(s), 
   accel_scale_ = VectorXd::Ones(n);
   learn_ = VectorXd::Ones(N);
   considered_states_.reserve(static_cast<std::size_t>(N));
+  held_states_.reserve(static_cast<std::size_t>(N) + 2);
+}
+
+void ErrorEkf::set_learning_along(int a, int b, double da, double db) {
+  const double n = std::hypot(da, db);
+  if (a < 0 || b < 0 || a == b || !(n > 0)) {
+    along_a_ = along_b_ = -1;
+    return;
+  }
+  if (a < layout_.input().offset || a >= layout_.size() || b < layout_.input().offset || b >= layout_.size())
+    throw std::out_of_range("only estimated inputs or sensor parameters can learn along a direction");
+  along_a_ = a, along_b_ = b, along_da_ = da / n, along_db_ = db / n;
 }
 
 void ErrorEkf::set_learning(int state, bool on) {
@@ -277,20 +290,32 @@ UpdateResult ErrorEkf::update(const Eigen::Ref<const VectorXd>& H, double innova
   const double g2 = gs * gs;
   u.test_ratio = g2 > 0 ? u.innovation * u.innovation / (g2 * u.variance) : 0;
   if (g2 > 0 && u.test_ratio > 1) return u;  // rejected by the gate
-  if (considered_ > 0) bt_ = b_.cwiseProduct(learn_);
+  // the pair learning along a direction, where both learn: its gain across it held
+  const bool along = along_a_ >= 0 && learn_[along_a_] != 0 && learn_[along_b_] != 0;
+  const bool held = considered_ > 0 || along;
+  if (held) {
+    if (considered_ > 0)
+      bt_ = b_.cwiseProduct(learn_);  // into bt_'s own storage: no allocation
+    else
+      bt_ = b_;
+    if (along) {
+      const double k = along_da_ * b_[along_a_] + along_db_ * b_[along_b_];
+      bt_[along_a_] = along_da_ * k, bt_[along_b_] = along_db_ * k;
+    }
+  }
   if (S_.cols() > 0) {
     // the error's sensitivity to the unmodelled biases through this update: S - K (H S + c),
     // K the gain used below (P H' / S, or Schmidt's with the considered rows zeroed)
     hs_.noalias() = H.transpose() * S_;
     if (considered >= 0 && considered < S_.cols()) hs_[considered] += coefficient;
     if (considered2 >= 0 && considered2 < S_.cols()) hs_[considered2] += coefficient2;
-    S_.noalias() -= ((considered_ > 0 ? bt_ : b_) / u.variance) * hs_;
+    S_.noalias() -= ((held ? bt_ : b_) / u.variance) * hs_;
   }
-  if (considered_ > 0) {
-    // Schmidt 1966: K = bt / S with the considered rows of b = P H' zeroed; Joseph's form for
-    // that gain, P - K H P - P H' K' + K S K', is P - (bt b' + b bt' - bt bt') / S
-    // = P - (b b' - d d') / S with d = b - bt, b on the considered rows and zero elsewhere:
-    // a symmetric rank-one update and d d' / S, which touches the considered block only.
+  if (held) {
+    // Schmidt 1966: K = bt / S with the considered rows of b = P H' zeroed (and the pair's
+    // part across its direction); Joseph's form for that gain, P - K H P - P H' K' + K S K',
+    // is P - (bt b' + b bt' - bt bt') / S = P - (b b' - d d') / S with d = b - bt, nonzero on
+    // the held rows only: a symmetric rank-one update and d d' / S on the held block.
     e_ += bt_ * (u.innovation / u.variance);
     P_.selfadjointView<Eigen::Lower>().rankUpdate(b_, -1 / u.variance);
     if (considered_stale_) {
@@ -299,11 +324,20 @@ UpdateResult ErrorEkf::update(const Eigen::Ref<const VectorXd>& H, double innova
         if (learn_[i] == 0) considered_states_.push_back(i);
       considered_stale_ = false;
     }
+    if (along) {
+      held_states_.assign(considered_states_.begin(), considered_states_.end());  // no allocation
+      for (int i : {along_a_, along_b_})
+        held_states_.insert(std::upper_bound(held_states_.begin(), held_states_.end(), i), i);
+    }
+    const auto& rows = along ? held_states_ : considered_states_;  // ascending: P's lower triangle
     const double inv = 1 / u.variance;
-    for (std::size_t p = 0; p < considered_states_.size(); ++p) {
-      const int i = considered_states_[p];
-      const double di = b_[i] * inv;
-      for (std::size_t q = 0; q <= p; ++q) P_(i, considered_states_[q]) += di * b_[considered_states_[q]];
+    for (std::size_t p = 0; p < rows.size(); ++p) {
+      const int i = rows[p];
+      const double di = (b_[i] - bt_[i]) * inv;
+      for (std::size_t q = 0; q <= p; ++q) {
+        const int j = rows[q];
+        P_(i, j) += di * (b_[j] - bt_[j]);
+      }
     }
     upper_stale_ = true;
     u.accepted = true;

@@ -167,6 +167,30 @@ void VehicleObserver::choose_learning(double dt) {
   for (const auto& p : learned_)
     obs_->filter().set_learning(p.state, p.learn && excitation_.excited(p.rule) &&
                                              (!p.sensor || (good_fixes && latency_std <= p.max_latency_std)));
+  // Cornering shows the car's mass (m a_y = sum of Fy) but not where it sits: there the two
+  // loads learn only together, as a mass at the model's CG would load their points (lever
+  // rule), so that the CG stays where the last braking or drive left it.
+  const auto& v = *vehicle_;
+  const int kf = input_index(v.in.payload_front), kr = input_index(v.in.payload_rear);
+  if (kf >= 0 && kr >= 0) {
+    const auto& L = obs_->filter().layout();
+    const int a = L.input(kf), b = L.input(kr);
+    const auto learns_input = [&](int k) {
+      const auto K = static_cast<std::size_t>(k);
+      return K >= cfg_.input_learned.size() || cfg_.input_learned[K] != 0;
+    };
+    const bool sum_only = cfg_.excitation.on && !excitation_.excited(Excitation::longitudinal) &&
+                          excitation_.excited(Excitation::lateral) && learns_input(kf) && learns_input(kr);
+    if (sum_only) {
+      const double xf = v.params.payload_front().x(), xr = v.params.payload_rear().x(), xc = v.params.cg_m.x();
+      const double front = (xc - xr) / (xf - xr);
+      obs_->filter().set_learning(a, true);
+      obs_->filter().set_learning(b, true);
+      obs_->filter().set_learning_along(a, b, front, 1 - front);
+    } else {
+      obs_->filter().set_learning_along(-1, -1, 0, 0);
+    }
+  }
   // the GNSS latency: considered, never learned by the rows; its estimate and sigma are the
   // latency estimator's (gnss_latency.hpp)
   if (const int k = gnss_.latency_param(); k >= 0) {

@@ -488,6 +488,67 @@ TEST(ErrorEkf, EachParameterCanBeConsideredOnItsOwn) {
   EXPECT_EQ(f.error()[sensor], 0.0);
 }
 
+// Two parameters learning along a direction only (ErrorEkf::set_learning_along; the payloads
+// in cornering): their correction lies along (da, db) whatever the row, the covariance is
+// Joseph's form for that gain (their rows of P H' projected on the direction), computed here
+// densely, with a third parameter considered beside them; off again, the plain update.
+TEST(ErrorEkf, TwoParametersLearnAlongADirectionWithJosephsCovariance) {
+  ErrorEkfSettings s = settings(1, false);
+  s.sensor_rate_noise = {0.0, 0.0, 0.0};
+  s.initial_std_s = {0.5, 0.4, 0.3};
+  s.gate_sigma = 0;
+  ErrorEkf f(1, s, 0.01);
+  const int n = f.size(), a = f.layout().sensor(0), b = f.layout().sensor(1), c = f.layout().sensor(2);
+  f.covariance()(0, a) = f.covariance()(a, 0) = 0.03;
+  f.covariance()(0, b) = f.covariance()(b, 0) = -0.02;
+  f.covariance()(a, b) = f.covariance()(b, a) = 0.01;
+  f.covariance()(0, c) = f.covariance()(c, 0) = 0.015;
+  f.set_learning(c, false);
+  const double da = 0.9, db = 0.2;  // normalised inside
+  f.set_learning_along(a, b, da, db);
+  Eigen::VectorXd H = Eigen::VectorXd::Zero(n);
+  H[0] = 1, H[a] = 0.6, H[b] = 0.9, H[c] = -0.4;  // a row that tells a from b
+  const double r = 0.01, y = 0.3;
+  const Eigen::MatrixXd P = f.covariance();
+  ASSERT_TRUE(f.update(H, y, r, 0).accepted);
+  const Eigen::Vector2d dir = Eigen::Vector2d(da, db).normalized();
+  const Eigen::Vector2d moved(f.error()[a], f.error()[b]);
+  EXPECT_GT(moved.norm(), 1e-3);
+  EXPECT_LT(std::abs(moved.x() * dir.y() - moved.y() * dir.x()), 1e-15) << "along the direction only";
+  EXPECT_EQ(f.error()[c], 0.0);
+  Eigen::VectorXd K = P * H / (H.dot(P * H) + r);
+  K[c] = 0;
+  const double along = dir.dot(Eigen::Vector2d(K[a], K[b]));
+  K[a] = along * dir.x(), K[b] = along * dir.y();
+  const Eigen::MatrixXd IKH = Eigen::MatrixXd::Identity(n, n) - K * H.transpose();
+  const Eigen::MatrixXd joseph = IKH * P * IKH.transpose() + K * r * K.transpose();
+  EXPECT_LT((f.covariance() - joseph).cwiseAbs().maxCoeff(), 1e-15);
+  EXPECT_NEAR(f.error()[0], K[0] * y, 1e-15);
+  // the split's variance does not collapse as the plain update's would
+  const Eigen::Vector2d across(-dir.y(), dir.x());
+  const auto split_var = [&](const Eigen::MatrixXd& M) {
+    Eigen::Matrix2d B;
+    B << M(a, a), M(a, b), M(b, a), M(b, b);
+    return across.dot(B * across);
+  };
+  ErrorEkf plain(1, s, 0.01);
+  plain.covariance() = P;
+  ASSERT_TRUE(plain.update(H, y, r, 0).accepted);
+  EXPECT_GT(split_var(f.covariance()), split_var(plain.covariance()) * 1.05);
+  // off: the plain update (c still considered)
+  f.set_learning_along(-1, -1, 0, 0);
+  f.reset_error();
+  f.covariance() = P;
+  ErrorEkf reference(1, s, 0.01);
+  reference.covariance() = P;
+  reference.set_learning(c, false);
+  ASSERT_TRUE(f.update(H, y, r, 0).accepted);
+  ASSERT_TRUE(reference.update(H, y, r, 0).accepted);
+  EXPECT_LT((f.covariance() - reference.covariance()).cwiseAbs().maxCoeff(), 1e-15);
+  EXPECT_LT((f.error() - reference.error()).cwiseAbs().maxCoeff(), 1e-15);
+  EXPECT_THROW(f.set_learning_along(0, a, 1, 1), std::out_of_range) << "a coordinate learns as it must";
+}
+
 // A state set from a measurement that reads the truth plus c b has the sensitivity -c to b
 // (set_unmodelled): the next such measurement of it then adds nothing to the sensitivity (H S +
 // c = 0), and one with the opposite sign would (a start's sign checked against its rows').

@@ -926,12 +926,14 @@ TEST(VehicleObserver, EstimatedInputsAreReadAndCheckedWithTheirPointers) {
 // estimator's history and grid), payloads through the excitation gate (the consider updates) with their settled weight,
 // a tyre scale only considered; on the production bus
 // (its inputs, the steering's column of the outputs' sigma).
+// The heavier car's lane change, learning the loads: its cornering from 2 s has the two learn
+// along one direction (ErrorEkf::set_learning_along).
 class StepAllocatesNothing : public ::testing::TestWithParam<std::pair<const char*, const char*>> {};
 
 TEST_P(StepAllocatesNothing, OnceRunning) {
   const auto patch = nlohmann::json::parse(GetParam().second);
   auto sc = exp::load_vehicle_scenario(std::string(MBO_SOURCE_DIR) + "/scenarios/" + GetParam().first, &patch);
-  sc.duration = 1.5;
+  sc.duration = std::string_view(GetParam().first).starts_with("robustness/") ? 4.0 : 1.5;
   exp::TruthDrive truth(sc, 1);
   est::VehicleObserver obs(sc.model, sc.observer, sc.dt);
   std::vector<Measurement> meas;
@@ -968,6 +970,10 @@ INSTANTIATE_TEST_SUITE_P(
                           R"({"imu": {"gyro_bias_std": 0.3, "gyro_scale_std": 0.005}, "gnss": {"latency_std": 0.05},
                              "wheels": {"estimate_scale": {}}, "filter": {"force_error": {"estimate_inputs": {
                              "payload_front": {"initial_std": 150, "plant_noise": 1}}}}})"},
+                      std::pair{"robustness/sedan_dlc_heavier.json",
+                                R"({"filter": {"force_error": {"settled_weight": true, "estimate_inputs": {
+                             "payload_front": {"initial_std": 100, "plant_noise": 0.01},
+                             "payload_rear": {"initial_std": 100, "plant_noise": 0.01}}}}})"},
                       std::pair{"production_double_lane_change.json", "{}"}));
 
 }  // namespace
@@ -1214,6 +1220,32 @@ TEST(VehicleObserver, LearnsEachAxlesCorneringStiffnessAndWithItTheLateralForces
             << cal["slip_stiffness"]["value"] << "; sideslip " << rmse(fixed, "observer", "sideslip_deg") << " -> "
             << rmse(learned, "observer", "sideslip_deg") << " deg, Fy FL " << rmse(fixed, "observer", "tyre_fy_fl")
             << " -> " << rmse(learned, "observer", "tyre_fy_fl") << " N\n";
+}
+
+// Cornering shows the car's mass (m a_y is the tyres' sum of Fy) but not where it sits: there
+// the two loads learn only together, as a mass at the model's CG loads their points. The lane
+// change never brakes nor drives hard, so before they learned nothing on it. On the car 200 kg
+// heavier at its CG, with the learned-car patch, they learn part of the mass in the 8 s, with
+// the CG's split (0.88 of it on the front point), and the front tyre's load follows.
+TEST(VehicleObserver, CorneringTeachesTheLoadsTheirSumAtTheModelsCg) {
+  const std::string file = std::string(MBO_SOURCE_DIR) + "/scenarios/robustness/sedan_dlc_heavier.json";
+  std::ifstream in(std::string(MBO_SOURCE_DIR) + "/scenarios/patches/self_calibration_learned_car.json");
+  const auto patch = nlohmann::json::parse(in);
+  auto sc = exp::load_vehicle_scenario(file, &patch);
+  const auto learned = exp::run_vehicle_experiment(sc, {});
+  const auto& cal = learned["calibration"];
+  const double front = cal["payload_front"]["value"].get<double>(), rear = cal["payload_rear"]["value"].get<double>();
+  EXPECT_GT(front + rear, 50) << "of the truth's 200 kg";
+  EXPECT_LT(front + rear, 250);
+  const auto& p = sc.model->params;
+  const double share = (p.cg_m.x() - p.payload_rear().x()) / (p.payload_front().x() - p.payload_rear().x());
+  EXPECT_NEAR(front / (front + rear), share, 0.02) << "the split held at the model's CG";
+  EXPECT_LT(rmse(learned, "observer", "tyre_fz_fl"), 0.8 * rmse(learned, "model", "tyre_fz_fl"));
+  EXPECT_LT(rmse(learned, "observer", "tyre_fy_fl"), 0.8 * rmse(learned, "model", "tyre_fy_fl"));
+  std::cout << "loads " << front << " / " << rear << " kg (truth " << cal["payload_front"]["truth"] << " / "
+            << cal["payload_rear"]["truth"] << "), Fz FL " << rmse(learned, "model", "tyre_fz_fl") << " -> "
+            << rmse(learned, "observer", "tyre_fz_fl") << " N, Fy FL " << rmse(learned, "model", "tyre_fy_fl") << " -> "
+            << rmse(learned, "observer", "tyre_fy_fl") << " N\n";
 }
 
 // The same tyres, 10 % softer than the file, with the scales only considered ("learn": false):

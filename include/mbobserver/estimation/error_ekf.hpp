@@ -137,6 +137,11 @@ class ErrorEkf {
   // (VehicleObserver decides when: good fixes, an exciting manoeuvre).
   void set_learning(int state, bool on);
   bool learning(int state) const { return learn_[state] != 0; }
+  // Two learning states a, b that move only along (da, db) (normalised here): the gain's
+  // component across it is held, as a considered state's gain is (Schmidt), and P stays exact
+  // for that gain. Off with a = -1. E.g. the two payloads in cornering, which shows their sum
+  // and not their split.
+  void set_learning_along(int a, int b, double da, double db);
   // The whole sensor block at once.
   void set_sensor_learning(bool on);
   bool sensor_learning() const;
@@ -190,6 +195,9 @@ class ErrorEkf {
   int considered_ = 0;  // how many are 0
   std::vector<int> considered_states_;  // their indices, ascending (capacity reserved: N)
   bool considered_stale_ = false;  // learn_ changed since they were listed
+  int along_a_ = -1, along_b_ = -1;  // set_learning_along
+  double along_da_ = 0, along_db_ = 0;
+  std::vector<int> held_states_;  // considered states and the pair, ascending (capacity N + 2)
 };
 
 // Van Loan's method (Sinigaglia 2016 eqs. (121)-(123)): the discrete plant noise W_k of

@@ -20,7 +20,9 @@ enum class Excitation {
   // scales (gated to steady rolling, a wheel scale learned worse: mixed drive 60 s vx 0.0076 ->
   // 0.0092 m/s, the CAN drive's scales 0.9992 -> 0.9984, truth 1), friction
   always,
-  longitudinal,  // a payload, the slip stiffness: driving or braking forces
+  // a payload, the slip stiffness: driving or braking forces (cornering alone teaches the two
+  // payloads their sum: VehicleObserver::choose_learning)
+  longitudinal,
   lateral,  // the cornering stiffness of an axle: cornering
 };
 
