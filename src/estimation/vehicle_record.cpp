@@ -128,8 +128,8 @@ void record_validity(const ValidityConfig& V, const SourcesState& s, EstimateRec
   v.velocity =
       r.std_vx >= 0 && r.std_vx < V.max_velocity_std && r.std_vy < V.max_velocity_std && !s.gnss_velocity.bad();
   v.attitude = !s.accelerometers.bad();
-  v.virtual_sensors =
-      v.velocity && v.heading && !s.wheels.bad() && s.inputs_plausible && !(r.faults & kFaultInputTimeout);
+  v.virtual_sensors = v.velocity && v.heading && !s.wheels.bad() && s.inputs_plausible &&
+                      !(r.faults & kFaultInputTimeout) && !s.car_suspect;
   v.tyre_loads = v.virtual_sensors;
   for (double sd : r.std_tyre_fz) v.tyre_loads = v.tyre_loads && sd >= 0 && sd < V.max_tyre_load_std;
   v.tyre_forces = v.virtual_sensors;

@@ -183,6 +183,7 @@ class VehicleObserver {
   };
   std::array<ModelParameter, 5> model_parameters() const;
   void reinitialise(double t, std::uint32_t why);
+  void reopen_wheel_scales();  // after a reset the fixes forced
   void keep_learned_model();  // the estimated model parameters become the next start's values
   void fill_record(double t);
 
@@ -227,6 +228,7 @@ class VehicleObserver {
   // validity.reset_window_s holds the outputs not valid (-kNever: none, in this time base)
   static constexpr double kNever = std::numeric_limits<double>::infinity();
   double forced_reset_t_ = -kNever, repeated_reset_until_ = -kNever;
+  bool learns_car_ = false;  // a load or a tyre stiffness scale is learned (not only considered)
   double t_ = 0;
   EstimateRecord rec_{};
   models::VehicleOutputs out_{};

@@ -43,6 +43,9 @@ struct SourcesState {
   SourceState gnss_position, gnss_velocity, gnss_course, gyro, accelerometers, wheels;
   bool settled = true;  // enough fixes accepted since the observer (re)started
   bool repeated_reset = false;  // within validity.reset_window_s of a second forced reset
+  // within validity.reset_window_s of a forced reset, where the car (a load, a tyre's stiffness)
+  // is learned: it was learned by a model that did not hold its sources
+  bool car_suspect = false;
   bool inputs_plausible = true;  // no input held at its last plausible value
   // The model runs on a guessed input (held, or timed out): it cannot average the fixes, so
   // the position and velocity are known no better than one fix says (these sigmas, m, m/s).
@@ -85,6 +88,7 @@ void inflate_uncertainty(const SourcesState& s, EstimateRecord& r);
 //   tyre_loads, tyre_forces  virtual, and every std.tyre_fz (tyre_fx and tyre_fy) under
 //              its bound; not part of `valid`
 //   all but attitude false while repeated_reset (the model does not hold its sources)
+//   virtual (and so tyre_loads, tyre_forces) false while car_suspect
 // `valid`: position, heading, velocity, attitude and virtual, no lost GNSS and no divergence.
 void record_validity(const ValidityConfig& v, const SourcesState& s, EstimateRecord& r);
 
