@@ -4,6 +4,8 @@
 #include <cmath>
 #include <functional>
 
+#include <Eigen/Cholesky>
+
 #include "mbobserver/experiment/sensor_errors.hpp"
 
 namespace mbo::exp {
@@ -18,6 +20,8 @@ struct Named {
 };
 constexpr Named kNamed[] = {
     {"mass_kg", Op::add},
+    {"payload_front_kg", Op::add},
+    {"payload_rear_kg", Op::add},
     {"cg_x_m", Op::add},
     {"cg_z_m", Op::add},
     {"radius_growth_s2_per_m2", Op::add},
@@ -26,6 +30,8 @@ constexpr Named kNamed[] = {
     {"pitch_inertia", Op::factor},
     {"slip_stiffness", Op::factor},
     {"cornering_stiffness", Op::factor},
+    {"cornering_front", Op::factor},
+    {"cornering_rear", Op::factor},
     {"rolling_radius", Op::factor},
     {"friction", Op::factor},
     {"spring_rate", Op::factor},
@@ -38,6 +44,24 @@ const Named* named(const std::string& name) {
   return nullptr;
 }
 
+// A point load of x kg (negative: taken off) at `at`, as the observer's payload input builds it
+// (a point mass on the chassis, vehicle_build.cpp): the chassis's mass, its CG the mass-weighted
+// mean, its inertia about the new CG by the parallel-axis theorem, I = I0 + m0 S(c0 - c) +
+// x S(at - c) with S(d) = |d|^2 1 - d d'. False where the result is no body (mass or inertia not
+// positive).
+bool add_point_load(models::VehicleParams& p, const Eigen::Vector3d& at, double x) {
+  const double m = p.mass_kg + x;
+  if (!(m > 0)) return false;
+  const Eigen::Vector3d c = (p.mass_kg * p.cg_m + x * at) / m;
+  auto shift = [](const Eigen::Vector3d& d) -> Eigen::Matrix3d {
+    return d.squaredNorm() * Eigen::Matrix3d::Identity() - d * d.transpose();
+  };
+  const Eigen::Matrix3d inertia = p.inertia_kgm2 + p.mass_kg * shift(p.cg_m - c) + x * shift(at - c);
+  if (Eigen::LLT<Eigen::Matrix3d>(inertia).info() != Eigen::Success) return false;
+  p.mass_kg = m, p.cg_m = c, p.inertia_kgm2 = inertia;
+  return true;
+}
+
 // The truth's parameter `name` after a draw of x: false when the result is out of its range.
 bool apply_vehicle(const std::string& name, double x, models::VehicleParams& p) {
   const Named* n = named(name);
@@ -46,6 +70,10 @@ bool apply_vehicle(const std::string& name, double x, models::VehicleParams& p) 
     p.mass_kg += x;
     return p.mass_kg > 0;
   }
+  if (name == "payload_front_kg") return add_point_load(p, p.payload_front(), x);
+  if (name == "payload_rear_kg") return add_point_load(p, p.payload_rear(), x);
+  if (name == "cornering_front") return p.axles[0].tyre.lateral.stiffness *= x, true;
+  if (name == "cornering_rear") return p.axles[1].tyre.lateral.stiffness *= x, true;
   if (name == "cg_x_m") return p.cg_m.x() += x, true;
   if (name == "cg_z_m") {
     p.cg_m.z() += x;
@@ -199,7 +227,7 @@ PerturbedRun draw_perturbations(const std::vector<Perturbation>& items, const mo
 
 double vehicle_parameter(const models::VehicleParams& p, const std::string& name) {
   const auto& a = p.axles[0];
-  if (name == "mass_kg") return p.mass_kg;
+  if (name == "mass_kg" || name == "payload_front_kg" || name == "payload_rear_kg") return p.mass_kg;
   if (name == "cg_x_m") return p.cg_m.x();
   if (name == "cg_z_m") return p.cg_m.z();
   if (name == "yaw_inertia") return p.inertia_kgm2(2, 2);
@@ -207,7 +235,8 @@ double vehicle_parameter(const models::VehicleParams& p, const std::string& name
   if (name == "pitch_inertia") return p.inertia_kgm2(1, 1);
   if (name == "radius_growth_s2_per_m2") return a.tyre.radius_growth_s2_per_m2;
   if (name == "slip_stiffness") return a.tyre.longitudinal.stiffness;
-  if (name == "cornering_stiffness") return a.tyre.lateral.stiffness;
+  if (name == "cornering_stiffness" || name == "cornering_front") return a.tyre.lateral.stiffness;
+  if (name == "cornering_rear") return p.axles[1].tyre.lateral.stiffness;
   if (name == "rolling_radius") return a.tyre.radius_m;
   if (name == "friction") return a.tyre.mu;
   if (name == "spring_rate") return a.suspension.spring_N_per_m;

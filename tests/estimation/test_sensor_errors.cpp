@@ -375,6 +375,38 @@ TEST(Perturbation, DrawsFollowTheStatedDistributions) {
   std::filesystem::remove(path);
 }
 
+// A payload drawn is a point load at the observer's payload point: the truth's static wheel
+// loads are the file's plus the load's share on each wheel (VehicleParams::wheel_load_per_kg,
+// the observer's sensitivity to its payload input), its yaw inertia the parallel axes'; the
+// per-axle cornering scales touch their axle only.
+TEST(Perturbation, APayloadIsAPointLoadWhereTheObserverPutsIt) {
+  auto doc = load_json_file(kScenarios + "vehicle_double_lane_change.json");
+  for (auto k : {"truth", "model"}) doc[k]["vehicle"] = std::string(MBO_SOURCE_DIR) + "/config/vehicles/sedan.json";
+  doc["perturb"] = {{"payload_front_kg", 80.0}, {"payload_rear_kg", -30.0}, {"cornering_rear", 0.9}};
+  const auto path = std::filesystem::temp_directory_path() / ("mbo_payload_test_" + std::to_string(getpid()) + ".json");
+  std::ofstream(path) << doc.dump(2);
+  const auto sc = exp::load_vehicle_scenario(path);
+  std::filesystem::remove(path);
+  const auto& m = sc.model->params;
+  const auto run = exp::realise_scenario(sc, 1);
+  const auto& t = run.truth->params;
+  const double xf = m.payload_front().x(), xr = m.payload_rear().x();
+  EXPECT_NEAR(t.total_mass(), m.total_mass() + 50, 1e-9);
+  for (int w = 0; w < 4; ++w)
+    EXPECT_NEAR(t.static_wheel_load(w),
+                m.static_wheel_load(w) + 80 * m.wheel_load_per_kg(w, xf) - 30 * m.wheel_load_per_kg(w, xr),
+                1e-6 * m.static_wheel_load(w))
+        << w;
+  // about the new CG: the chassis's Izz moved by its offset, the point loads' at theirs
+  const double c = t.cg_m.x(), dx0 = m.cg_m.x() - c;
+  const double izz = m.inertia_kgm2(2, 2) + m.mass_kg * dx0 * dx0 + 80 * (xf - c) * (xf - c) - 30 * (xr - c) * (xr - c);
+  EXPECT_NEAR(t.inertia_kgm2(2, 2), izz, 1e-9 * izz);
+  EXPECT_DOUBLE_EQ(t.cg_m.z(), m.cg_m.z());  // the payload points are at the CG's height
+  EXPECT_DOUBLE_EQ(t.axles[0].tyre.lateral.stiffness, m.axles[0].tyre.lateral.stiffness);
+  EXPECT_DOUBLE_EQ(t.axles[1].tyre.lateral.stiffness, 0.9 * m.axles[1].tyre.lateral.stiffness);
+  EXPECT_NEAR(run.drawn["payload_front_kg"].get<double>(), 80, 1e-12);
+}
+
 TEST(Perturbation, ABadBlockIsOneErrorNamingItsPlace) {
   auto doc = load_json_file(kScenarios + "vehicle_double_lane_change.json");
   for (auto k : {"truth", "model"}) doc[k]["vehicle"] = std::string(MBO_SOURCE_DIR) + "/config/vehicles/sedan.json";
