@@ -145,6 +145,8 @@ class VehicleObserver {
   const std::vector<aiding::SensorParameter>& sensor_parameters() const { return parameters_; }
   double parameter_value(int k) const { return obs_->sensor_parameters()[k]; }
   double parameter_std(int k) const;
+  // ... and of estimated input k (a payload, a stiffness scale, the friction)
+  double input_std(int k) const;
   // Starts parameter `name` from a value learned before (a saved calibration) with its 1-sigma,
   // the variance grown by the parameter's random walk over `age_s` (never above its initial
   // one). A sensor parameter at once; a model parameter (a payload, a stiffness scale) from the
@@ -158,6 +160,8 @@ class VehicleObserver {
   void physical_kinematics(mb::State& out, Eigen::MatrixXd& P) const;
 
  private:
+  // 1-sigma of error-state entry i: the filter's with the considered sensor errors' share.
+  double state_std(int i) const;
   // The chassis's plant noise follows the GNSS innovations (plant_noise_adaptation.hpp).
   void adapt_plant_noise(double t, double dt);
   // Which parameters learn this step (excitation.hpp; the sensor parameters also need good
