@@ -30,10 +30,10 @@ using Eigen::VectorXd;
 const char* const kScenarios[] = {"vehicle_double_lane_change.json", "vehicle_circle.json", "vehicle_braking.json"};
 
 // What the observer can learn (issue 18, "Speed"), by block: the sensor parameters (gyro
-// biases, wheel scales, the GNSS latency), the payloads, the tyres' stiffness scales, and all
-// of them, with the excitation gating.
-const char* const kSensorBlock = R"("imu": {"estimate_gyro_bias": {}}, "wheels": {"estimate_scale": {}},
-  "gnss": {"estimate_latency": {}})";
+// biases and scale factors, wheel scales, the GNSS latency), the payloads, the tyres' stiffness
+// scales, and all of them, with the excitation gating.
+const char* const kSensorBlock = R"("imu": {"estimate_gyro_bias": {}, "estimate_gyro_scale": {}},
+  "wheels": {"estimate_scale": {}}, "gnss": {"estimate_latency": {}})";
 const char* const kPayloads = R"("payload_front": {"initial_std": 150, "plant_noise": 1},
   "payload_rear": {"initial_std": 150, "plant_noise": 1})";
 const char* const kStiffness = R"("cornering_front": {"initial_std": 0.1, "plant_noise": 1e-6},

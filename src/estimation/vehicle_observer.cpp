@@ -96,7 +96,7 @@ VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle,
     // A latency error moves a fix along the track by v dtau, which a wheel's scale or an
     // accelerometer's bias explains from the first pull-away, but the heading only in turns
     // (by the turn rate times dtau), and there the filter considers it (the latency's sigma).
-    const bool heading = p.name.starts_with("gyro_bias");
+    const bool heading = p.name.starts_with("gyro_bias") || p.name.starts_with("gyro_scale");
     learned_.push_back({L.sensor(static_cast<int>(k)), excitation_of(p.name), true,
                         heading ? cfg_.gnss.heading_learn_max_latency_std : cfg_.gnss.learn_max_latency_std});
   }

@@ -29,8 +29,11 @@ std::array<double, kCalibrationCount> calibration_truth(const VehicleScenario& s
     const auto& sim = truth.sensors();
     const Eigen::Vector3d g = sim.gyro_bias(), a = sim.accel_bias();
     for (int k = 0; k < 3; ++k) {
-      t[calibration_index("gyro_bias_x") + static_cast<std::size_t>(k)] = g[k];
-      t[calibration_index("accel_bias_x") + static_cast<std::size_t>(k)] = a[k];
+      const auto K = static_cast<std::size_t>(k);
+      t[calibration_index("gyro_bias_x") + K] = g[k];
+      t[calibration_index("accel_bias_x") + K] = a[k];
+      // the scale factor, diag(scale); the cross-axis terms M take rates a car hardly has
+      t[calibration_index("gyro_scale_x") + K] = sim.config().gyro_errors.scale[K];
     }
   }
   // Payloads: the loads at the model's payload points (VehicleParams::payload_front/rear) that

@@ -43,9 +43,10 @@ void write_all(int fd, const std::string& text, const std::filesystem::path& pat
 
 namespace {
 // The kinds of parameter, as the prefixes of their published names.
-const std::vector<std::string> kKinds{"gyro_bias",      "accel_bias", "wheel_scale", "gnss_latency",
-                                      "slip_stiffness", "cornering",  "payload"};
-const std::string kKindList = "gyro_bias, accel_bias, wheel_scale, gnss_latency, slip_stiffness, cornering, payload";
+const std::vector<std::string> kKinds{"gyro_bias",    "gyro_scale",     "accel_bias", "wheel_scale",
+                                      "gnss_latency", "slip_stiffness", "cornering",  "payload"};
+const std::string kKindList =
+    "gyro_bias, gyro_scale, accel_bias, wheel_scale, gnss_latency, slip_stiffness, cornering, payload";
 }  // namespace
 
 double CalibrationConfig::parked_scale_of(const std::string& name) const {

@@ -30,8 +30,9 @@ Eigen::Matrix3d mounting() {
       .toRotationMatrix();
 }
 
-// `lag`: the sample's age the context gives (the GNSS models add their latency to it).
-void check_gradients(const mb::Model& m, const Sensor& s, double lag = -1) {
+// `lag`: the sample's age the context gives (the GNSS models add their latency to it);
+// `params`: the estimated sensor parameters' values, whose gradient dp is checked too.
+void check_gradients(const mb::Model& m, const Sensor& s, double lag = -1, const VectorXd* params = nullptr) {
   std::srand(5);
   VectorXd x = m.x0, xd = VectorXd::Zero(x.size()), xdd = VectorXd::Zero(x.size());
   x.head(m.nq) += 0.1 * VectorXd::Random(m.nq);
@@ -40,7 +41,7 @@ void check_gradients(const mb::Model& m, const Sensor& s, double lag = -1) {
   for (int row = 0; row < s.rows(); ++row) {
     Gradients g;
     g.clear(m.nq);
-    s.measure({m, x, xd, xdd, nullptr, lag}, row, &g);
+    s.measure({m, x, xd, xdd, params, lag}, row, &g);
     auto dense = [&](const SparseGradient& sg) {
       VectorXd v = VectorXd::Zero(m.nq);
       for (int i = 0; i < sg.n; ++i) v[sg.slot[i]] += sg.value[i];
@@ -53,14 +54,26 @@ void check_gradients(const mb::Model& m, const Sensor& s, double lag = -1) {
         const double h = 1e-6;
         VectorXd save = *vars[w];
         (*vars[w])[i] += h;
-        double p = s.measure({m, x, xd, xdd, nullptr, lag}, row, nullptr);
+        double p = s.measure({m, x, xd, xdd, params, lag}, row, nullptr);
         (*vars[w])[i] -= 2 * h;
-        double q = s.measure({m, x, xd, xdd, nullptr, lag}, row, nullptr);
+        double q = s.measure({m, x, xd, xdd, params, lag}, row, nullptr);
         *vars[w] = save;
         double fd = (s.is_angle(row) ? wrap_angle(p - q) : p - q) / (2 * h);
         EXPECT_NEAR(a[w][i], fd, 1e-6 * (1 + std::abs(fd)))
             << "row " << row << " wrt " << w << " coordinate " << m.coordinate_names[i];
       }
+    if (!params) continue;
+    VectorXd dp = VectorXd::Zero(params->size());
+    for (int i = 0; i < g.dp.n; ++i) dp[g.dp.slot[i]] += g.dp.value[i];
+    for (Eigen::Index k = 0; k < params->size(); ++k) {
+      const double h = 1e-6;
+      VectorXd pp = *params, pq = *params;
+      pp[k] += h, pq[k] -= h;
+      const double fd =
+          (s.measure({m, x, xd, xdd, &pp, lag}, row, nullptr) - s.measure({m, x, xd, xdd, &pq, lag}, row, nullptr)) /
+          (2 * h);
+      EXPECT_NEAR(dp[k], fd, 1e-6 * (1 + std::abs(fd))) << "row " << row << " wrt parameter " << k;
+    }
   }
 }
 
@@ -167,6 +180,39 @@ TEST(VehicleSensors, ImuGradientsMatchFiniteDifferences) {
   check_gradients(s.m, GyroSensor(s.f, mounting(), Eigen::Vector3d(0.01, 0, -0.02)));
   check_gradients(s.m, AccelerometerSensor(s.f, s.f.point(s.origin, {0.2, -0.1, 0.4}), mounting(), s.m.gravity,
                                            Eigen::Vector3d::Zero()));
+}
+
+// A learned scale-factor error s and bias b per axis: the axis reads r + s r^3 / (r^2 + r0^2)
+// + b for r = T' omega ((1 + s) r + b well above r0), and its gradients over the coordinates
+// and over s and b match finite differences.
+TEST(VehicleSensors, GyroWithALearnedScaleReadsTheScaledRate) {
+  ChassisSetup s;
+  GyroSensor gyro(s.f, mounting(), Eigen::Vector3d::Zero());
+  gyro.estimate_bias({0, -1, 2});
+  gyro.estimate_scale({1, 3, 4});  // the y axis's bias is not estimated
+  VectorXd p(5);
+  p << 0.01, 0.004, -0.02, -0.007, 0.012;  // b_x, s_x, b_z, s_y, s_z
+  check_gradients(s.m, gyro, -1, &p);
+  std::srand(3);
+  VectorXd x = s.m.x0, xd = VectorXd::Zero(x.size()), xdd = VectorXd::Zero(x.size());
+  x.head(s.m.nq) += 0.1 * VectorXd::Random(s.m.nq);
+  xd.head(s.m.nq).setRandom();
+  const GyroSensor exact(s.f, mounting(), Eigen::Vector3d::Zero());
+  const double scale[3] = {p[1], p[3], p[4]}, bias[3] = {p[0], 0, p[2]};
+  for (int r = 0; r < 3; ++r) {
+    const double rate = exact.measure({s.m, x, xd, xdd}, r, nullptr);
+    ASSERT_GT(std::abs(rate), 0.1);
+    const double k2 = GyroSensor::kScaleKnee * GyroSensor::kScaleKnee;
+    const double read = gyro.measure({s.m, x, xd, xdd, &p}, r, nullptr);
+    EXPECT_NEAR(read, rate + scale[r] * rate * rate * rate / (rate * rate + k2) + bias[r], 1e-14);
+    EXPECT_NEAR(read, (1 + scale[r]) * rate + bias[r], 0.01 * std::abs(scale[r] * rate));  // r0^2 / r^2 < 1 %
+  }
+  // near rest the scale reads nothing: its gradient is of third order in the rate
+  VectorXd still = s.m.x0, zero = VectorXd::Zero(still.size());
+  Gradients g;
+  g.clear(s.m.nq);
+  EXPECT_NEAR(gyro.measure({s.m, still, zero, zero, &p}, 2, &g), p[2], 1e-15);
+  for (int i = 0; i < g.dp.n; ++i) EXPECT_TRUE(g.dp.slot[i] != 4 || g.dp.value[i] == 0.0);
 }
 
 TEST(VehicleSensors, ImuMatchesRigidBodyKinematics) {

@@ -45,12 +45,14 @@ struct SensorHealth {
 
 // Parameters the observer can learn while driving (self-calibration), in a fixed order so that
 // the record keeps its fixed size. Sensor parameters: gyroscope and accelerometer biases (rad/s,
-// m/s^2), each wheel's scale r_model / r_effective, the GNSS latency (s).
-// Model parameters: the loads (kg) at the front and rear payload points of the vehicle file.
-inline constexpr std::array<std::string_view, 16> kCalibrationNames = {
-    "gyro_bias_x",    "gyro_bias_y",    "gyro_bias_z",     "accel_bias_x",   "accel_bias_y", "accel_bias_z",
-    "wheel_scale_fl", "wheel_scale_fr", "wheel_scale_rl",  "wheel_scale_rr", "gnss_latency", "payload_front",
-    "payload_rear",   "slip_stiffness", "cornering_front", "cornering_rear"};
+// m/s^2), each wheel's scale r_model / r_effective, the GNSS latency (s), the gyroscopes'
+// scale-factor errors (a fraction). Model parameters: the loads (kg) at the front and rear
+// payload points of the vehicle file, the tyres' stiffness scales.
+inline constexpr std::array<std::string_view, 19> kCalibrationNames = {
+    "gyro_bias_x",    "gyro_bias_y",    "gyro_bias_z",    "accel_bias_x",   "accel_bias_y",
+    "accel_bias_z",   "wheel_scale_fl", "wheel_scale_fr", "wheel_scale_rl", "wheel_scale_rr",
+    "gnss_latency",   "payload_front",  "payload_rear",   "slip_stiffness", "cornering_front",
+    "cornering_rear", "gyro_scale_x",   "gyro_scale_y",   "gyro_scale_z"};
 inline constexpr std::size_t kCalibrationCount = kCalibrationNames.size();
 
 // The index of a parameter in kCalibrationNames; kCalibrationCount for a name not there.

@@ -44,10 +44,11 @@ struct CalibrationConfig {
   std::vector<std::pair<std::string, double>> parked_rate_scale_by_kind;
   // The scale for parameter `name`.
   double parked_scale_of(const std::string& name) const;
-  // Which parameters carry over to the next start, by name prefix ("gyro_bias", "accel_bias",
-  // "wheel_scale", "gnss_latency", "slip_stiffness", "cornering", "payload"); a load that
-  // changes between trips does not by default, the tyres' stiffness (wear, season) does.
-  std::vector<std::string> carry_over{"gyro_bias",    "accel_bias",     "wheel_scale",
+  // Which parameters carry over to the next start, by name prefix ("gyro_bias", "gyro_scale",
+  // "accel_bias", "wheel_scale", "gnss_latency", "slip_stiffness", "cornering", "payload"); a
+  // load that changes between trips does not by default, the tyres' stiffness (wear, season)
+  // does.
+  std::vector<std::string> carry_over{"gyro_bias",    "gyro_scale",     "accel_bias", "wheel_scale",
                                       "gnss_latency", "slip_stiffness", "cornering"};
 };
 

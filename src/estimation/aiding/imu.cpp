@@ -51,6 +51,9 @@ ImuConfig read_imu_config(const JsonReader& m, double default_gate) {
   I.accel_bias = read_estimate_config(m, "estimate_accel_bias", I.accel_bias);
   I.gyro_bias_std = m.number_in("gyro_bias_std", 0, 10, I.gyro_bias_std / kDeg) * kDeg;
   I.gyro_scale_std = m.number_in("gyro_scale_std", 0, 0.2, 0);
+  I.gyro_scale = read_estimate_config(m, "estimate_gyro_scale", I.gyro_scale);
+  if (I.gyro_scale.on && (I.gyro_scale.min <= -1 || I.gyro_scale.max > 1))
+    m.at("estimate_gyro_scale").fail("a scale-factor error's range must lie within (-1, 1]");
   m.finish();
   return I;
 }
@@ -83,6 +86,10 @@ void ImuAiding::declare_parameters(SensorParameters& list) {
     if (g.on && cfg_.use_gyro && cfg_.gyro_axes[k])
       gyro_bias_param_[k] =
           list.add({std::string("gyro_bias_") + kAxis[k], 0.0, g.initial_std, g.rate_noise, g.min, g.max, 0.01 * kDeg});
+    const auto& s = cfg_.gyro_scale;
+    if (s.on && cfg_.use_gyro && cfg_.gyro_axes[k])  // learned: its 1-sigma below 0.1 %
+      gyro_scale_param_[k] =
+          list.add({std::string("gyro_scale_") + kAxis[k], 0.0, s.initial_std, s.rate_noise, s.min, s.max, 0.001});
     const auto& a = cfg_.accel_bias;
     if (a.on && use_accel_ && cfg_.accel_axes[k])
       accel_bias_param_[k] =
@@ -97,7 +104,7 @@ void ImuAiding::declare_unmodelled(std::vector<double>& sigma) {
       sigma.push_back(cfg_.gyro_bias_std);
     }
   for (int k = 0; k < 3; ++k)
-    if (cfg_.gyro_scale_std > 0 && cfg_.use_gyro && cfg_.gyro_axes[k]) {
+    if (cfg_.gyro_scale_std > 0 && gyro_scale_param_[k] < 0 && cfg_.use_gyro && cfg_.gyro_axes[k]) {
       unmodelled_scale_[k] = static_cast<int>(sigma.size());
       sigma.push_back(cfg_.gyro_scale_std);
     }
@@ -108,6 +115,7 @@ void ImuAiding::add_models(SensorModels& models) const {
   const ChassisFrame f{v.u, v.v, v.w};
   auto gyro = std::make_shared<GyroSensor>(f, cfg_.rotation, Eigen::Vector3d::Zero());
   gyro->estimate_bias(gyro_bias_param_);
+  gyro->estimate_scale(gyro_scale_param_);
   models[index_of(SensorKind::gyroscope)] = gyro;
   auto accel = std::make_shared<AccelerometerSensor>(f, v.chassis_point(cfg_.position), cfg_.rotation, v.model.gravity,
                                                      Eigen::Vector3d::Zero(), cfg_.accel_attitude);

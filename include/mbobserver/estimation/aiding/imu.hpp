@@ -40,10 +40,14 @@ struct ImuConfig {
   // steps on four drives.
   double gyro_bias_std = 0.3 * M_PI / 180;
   // The gyroscopes' scale-factor error, 1-sigma relative per fused axis (an automotive MEMS
-  // part: 0.5-2 %), never estimated: the published sigmas carry it as gyro_bias_std's
-  // (coefficient: the measured rate), and so do the learned gyro biases' (a bias learned in
-  // turns of one sense takes the scale error for bias). 0: the scale is exact.
+  // part: 0.5-2 %), where it is not estimated: the published sigmas carry it as
+  // gyro_bias_std's (coefficient: the measured rate), and so do the learned gyro biases' (a
+  // bias learned in turns of one sense takes the scale error for bias). 0: the scale is exact.
   double gyro_scale_std = 0;
+  // The scale-factor errors the filter estimates (omega_meas = (1 + s) omega + b), for the fused
+  // axes (off unless configured): a fraction. A turn teaches it (its row's d/ds is the rate):
+  // the heading the fixes give after a turn of angle psi differs from the gyro's by s psi.
+  EstimateConfig gyro_scale{false, 0.005, 1e-10, -0.05, 0.05};
 };
 
 // The "imu" section of the observer; `default_gate` is the filter's.
@@ -56,7 +60,8 @@ class ImuAiding {
 
   ImuAiding(const ImuConfig& config, const models::Vehicle& vehicle);
 
-  // The biases it estimates, in the error state's sensor block (call before add_models).
+  // The biases and scale factors it estimates, in the error state's sensor block (call before
+  // add_models).
   void declare_parameters(SensorParameters& list);
   // Appends the 1-sigma of the gyro biases it neither estimates nor takes as zero
   // (gyro_bias_std); their index in `sigma` is the one its rows carry.
@@ -112,10 +117,9 @@ class ImuAiding {
   bool use_accel_ = true;
   bool accel_open_ = true;
   std::array<SourceHealth, 2> health_;  // accelerometer, gyroscope
-  std::array<int, 3> gyro_bias_param_{-1, -1, -1}, accel_bias_param_{-1, -1, -1};
-  std::array<int, 3> unmodelled_{-1, -1, -1};
-  std::array<int, 3> unmodelled_scale_{
-      -1, -1, -1};  // per gyro axis: its scale error's index  // per gyro axis: its unmodelled bias's index
+  std::array<int, 3> gyro_bias_param_{-1, -1, -1}, accel_bias_param_{-1, -1, -1}, gyro_scale_param_{-1, -1, -1};
+  // per gyro axis: the index of its unmodelled bias and of its unmodelled scale error
+  std::array<int, 3> unmodelled_{-1, -1, -1}, unmodelled_scale_{-1, -1, -1};
 };
 
 }  // namespace mbo::est::aiding

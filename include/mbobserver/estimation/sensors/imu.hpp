@@ -10,7 +10,8 @@
 namespace mbo::est {
 
 // omega_chassis = [w . v_dot, u . w_dot, v . u_dot] (eq. (101) with i, j, k = u, v, w),
-// measured as T' omega_chassis + bias (eq. (103)).
+// measured as T' omega_chassis + bias (eq. (103)), plus s T' omega_chassis for an estimated
+// scale-factor error s above a rate of kScaleKnee (GyroSensor::measure).
 class GyroSensor final : public Sensor {
  public:
   GyroSensor(ChassisFrame f, const Eigen::Matrix3d& T, const Eigen::Vector3d& bias)
@@ -20,12 +21,17 @@ class GyroSensor final : public Sensor {
   // The axes whose bias the filter estimates: their sensor-parameter index (-1: the
   // constant bias given at construction).
   void estimate_bias(const std::array<int, 3>& params) { bias_param_ = params; }
+  // The axes whose scale-factor error the filter estimates (-1: the axis reads T' omega exactly).
+  void estimate_scale(const std::array<int, 3>& params) { scale_param_ = params; }
+  // rad/s (0.57 deg/s): the rate below which the scale's reading fades out
+  static constexpr double kScaleKnee = 0.01;
 
  private:
   ChassisFrame f_;
   Eigen::Matrix3d Tt_;
   Eigen::Vector3d bias_;
-  std::array<int, 3> bias_param_{-1, -1, -1};
+  std::array<int, 3> bias_param_{-1, -1, -1}, scale_param_{-1, -1, -1};
+  static constexpr double kScaleKnee2 = kScaleKnee * kScaleKnee;
 };
 
 // Specific force a = T' C' (r_P_ddot - g) (eqs. (110)-(113)): its dependence on the attitude
