@@ -10,6 +10,12 @@
 #include "mbobserver/mb/kinematics.hpp"
 
 namespace mbo::est {
+namespace {
+
+// rad (11 deg): a model sideslip beyond this at a reset is the model's failure, not the car's
+constexpr double kMaxResetSideslip_rad = 0.2;
+
+}  // namespace
 
 VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle, const VehicleObserverConfig& config,
                                  double dt)
@@ -20,6 +26,10 @@ VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle,
       imu_(cfg_.imu, *vehicle_),
       wheels_(cfg_.wheels, *vehicle_),
       wheel_speeds_(cfg_.wheel_speeds, *vehicle_),
+      standstill_(cfg_.standstill, *vehicle_, cfg_.imu.rotation,
+                  {cfg_.imu.use_gyro && cfg_.imu.gyro_axes[0], cfg_.imu.use_gyro && cfg_.imu.gyro_axes[1],
+                   cfg_.imu.use_gyro && cfg_.imu.gyro_axes[2]},
+                  cfg_.wheels.modulus, cfg_.gnss.velocity_std),
       bus_inputs_(cfg_.bus_inputs, *vehicle_),
       dt_(dt),
       adaptation_(cfg_.adaptation),
@@ -66,6 +76,7 @@ VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle,
   imu_.add_models(models);
   wheels_.add_models(models);
   wheel_speeds_.add_models(models);
+  standstill_.add_models(models);
   obs_ = std::make_unique<MbObserver>(v.model, std::vector<std::shared_ptr<const Sensor>>(models.begin(), models.end()),
                                       settings, dt);
   std::vector<double> unmodelled;
@@ -86,6 +97,7 @@ VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle,
   imu_.set_monitor(cfg_.validity.monitor);
   wheels_.set_monitor(cfg_.validity.monitor);
   wheel_speeds_.set_monitor(cfg_.validity.monitor);
+  standstill_.set_monitor(cfg_.validity.monitor);
   results_.reserve(32);
   restored_input_var_.assign(cfg_.settings.estimated_inputs.size(), -1.0);
   // each parameter's state and the motion it needs
@@ -330,6 +342,7 @@ void VehicleObserver::start(const models::VehicleStart& s, double t0) {
   imu_.restart_monitor();
   wheels_.restart_monitor();
   wheel_speeds_.restart_monitor();
+  standstill_.restart_monitor();
 }
 
 void VehicleObserver::push(const Measurement& m) {
@@ -337,6 +350,7 @@ void VehicleObserver::push(const Measurement& m) {
     ++counters_.samples_invalid;
     return;
   }
+  standstill_.observe(m);
   // an older sample than the one held (out of order) is stale
   bool held = true;
   if (aiding::ModelInputs::owns(m.channel))
@@ -388,7 +402,10 @@ void VehicleObserver::gather(double t) {
     abs_limiting_ = limiting;
   }
   gnss_.gather(t, rows_);
+  // at rest the gyro reads its bias only: it is fused where the bias is learned
+  imu_.set_standing(standstill_.decide(t, out_.velocity_body.head<2>().norm()));
   imu_.gather(t, rows_);
+  standstill_.gather(rows_);
   wheels_.gather(t, obs_->state(), inputs_.inputs(), obs_->sensor_parameters(), rows_);
   for (int w = 0; w < 4; ++w)
     if (wheels_.anchored()[w]) {
@@ -425,6 +442,9 @@ void VehicleObserver::account(double t) {
         if (wheel_speeds_.resets() != before) wheels_.restart_radius(rows[i].row, obs_->state());
         break;
       }
+      case SensorKind::standstill:
+        standstill_.account(rows[i], results_[i], t);
+        break;
       case SensorKind::count:
         break;
     }
@@ -496,7 +516,18 @@ void VehicleObserver::reinitialise(double t, std::uint32_t why) {
   st.y = pos_ok ? o.position.y() : 0;
   st.yaw = std::isfinite(o.yaw) ? o.yaw : 0;
   st.speed = std::isfinite(o.velocity_body.x()) ? o.velocity_body.x() : 0;
-  const bool from_fix = gnss_.pose_from_recent_fix(t, st);
+  // the model's sideslip at the antenna, where it is a plausible one (its velocity there,
+  // against the direction the car moves in)
+  double antenna_sideslip = 0;
+  {
+    const Eigen::Vector3d va =
+        o.velocity_body + o.angular_velocity_body.cross(vehicle_->chassis_local(cfg_.gnss.antenna));
+    const double along = st.speed < 0 ? -va.x() : va.x(), across = st.speed < 0 ? -va.y() : va.y();
+    const double beta = std::atan2(across, along);
+    if (std::isfinite(beta) && along > cfg_.gnss.course_min_speed && std::abs(beta) < kMaxResetSideslip_rad)
+      antenna_sideslip = beta;
+  }
+  const bool from_fix = gnss_.pose_from_recent_fix(t, st, antenna_sideslip);
   try {
     start(st, t);
     // The pose from a fix owes nothing to an unmodelled bias (the speed and course too, at
@@ -543,6 +574,7 @@ void VehicleObserver::resynchronise() {
   imu_.forget_time();
   wheels_.forget_time();
   wheel_speeds_.forget_time();
+  standstill_.forget_time();
   bus_inputs_.forget_time();
 }
 
@@ -595,6 +627,7 @@ void VehicleObserver::fill_record(double t) {
   imu_.update_health(t);
   wheels_.update_health(t);
   wheel_speeds_.update_health(t);
+  standstill_.update_health(t);
   for (auto kind : {SensorKind::gnss_position, SensorKind::gnss_velocity, SensorKind::gnss_course})
     rec_.sensors[aiding::index_of(kind)] = gnss_.health(kind).published();
   for (auto kind : {SensorKind::accelerometer, SensorKind::gyroscope})
@@ -602,6 +635,7 @@ void VehicleObserver::fill_record(double t) {
   rec_.sensors[aiding::index_of(SensorKind::wheel_hall)] = wheels_.health().published();
   for (auto kind : {SensorKind::wheel_speed, SensorKind::vehicle_speed})
     rec_.sensors[aiding::index_of(kind)] = wheel_speeds_.health(kind).published();
+  rec_.sensors[aiding::index_of(SensorKind::standstill)] = standstill_.health().published();
   if (gnss_.position_timed_out()) rec_.faults |= kFaultGnssTimeout;
   if (imu_.timed_out()) rec_.faults |= kFaultImuTimeout;
   // the Hall counters whether or not fused (as the others), the wheel speeds when the bus has them
@@ -657,7 +691,10 @@ void VehicleObserver::fill_record(double t) {
     c.converged = c.std < (load ? 0.01 * v.params.total_mass() : 0.02);
   }
   const ObservedChassis chassis{obs_->observed_index(v.x), obs_->observed_index(v.y), obs_->observed_index(v.yaw)};
-  record_uncertainty(obs_->filter(), chassis, input_index(v.in.mu), cfg_.validity.min_speed_for_sideslip, rec_);
+  const Eigen::Vector2d lever_arm =
+      cfg_.gnss.chassis_only ? Eigen::Vector2d(v.chassis_local(cfg_.gnss.antenna).head<2>()) : Eigen::Vector2d::Zero();
+  record_uncertainty(obs_->filter(), chassis, input_index(v.in.mu), cfg_.validity.min_speed_for_sideslip, lever_arm,
+                     rec_);
   sigma_->update(*obs_, out_, rec_, scaled);
   {
     const int k = input_index(v.in.cornering_rear);

@@ -234,6 +234,7 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
   }
   if (auto in = sec.find("inputs")) c.inputs = aiding::read_inputs_config(*in);
   if (auto ws = sec.find("wheel_speeds")) c.wheel_speeds = aiding::read_wheel_speed_config(*ws, gate);
+  if (auto st = sec.find("standstill")) c.standstill = aiding::read_standstill_config(*st, gate);
   aiding::read_bus_inputs_config(sec, c.bus_inputs);
   sec.finish();
   c.settings.filter.force_error = c.filter_type == "errorEKF-FE";

@@ -8,6 +8,7 @@
 #include "mbobserver/estimation/aiding/gnss.hpp"
 #include "mbobserver/estimation/aiding/imu.hpp"
 #include "mbobserver/estimation/aiding/model_inputs.hpp"
+#include "mbobserver/estimation/aiding/standstill.hpp"
 #include "mbobserver/estimation/aiding/wheel_hall.hpp"
 #include "mbobserver/estimation/error_state.hpp"
 #include "mbobserver/experiment/vehicle_experiment.hpp"
@@ -514,4 +515,79 @@ TEST(RowMonitorBias, FindsAPersistentOffsetAndNotTheNoise) {
   EXPECT_LT(white.bias(c), 0.01) << "a rejected row is no evidence of a bias";
   biased.restart(false);
   EXPECT_EQ(biased.bias(c), 0.0);
+}
+
+namespace {
+
+// A standstill unit fusing the z gyro, Hall counters wrapping at 65536, a receiver of 0.1 m/s.
+StandstillAiding standstill_unit(const StandstillConfig& c = {}) {
+  return StandstillAiding(c, *sedan(), Eigen::Matrix3d::Identity(), {false, false, true}, {65536, 65536, 65536, 65536},
+                          0.1);
+}
+
+// Four counters at `counts` (+ per-wheel offsets) at time t, and the gyro's z rate.
+void push_wheels(StandstillAiding& s, double t, double counts, double gyro_z = 0.001) {
+  for (int w = 0; w < 4; ++w) s.observe(sample(t, static_cast<Channel>(index_of(Channel::wheel_count_fl) + w), counts));
+  s.observe(sample(t, Channel::gyro_z, gyro_z));
+}
+
+}  // namespace
+
+// The car stands once its four counters have not moved (beyond a toggling tooth) for
+// still_for_s; then one zero-rate row per fused gyro axis. A counter that counts on, a receiver
+// whose speed is beyond its noise, a model still sliding or a gyro that turns each say it
+// moves.
+TEST(StandstillAiding, StillCountersForTheirTimeMakeAZeroRateRowUnlessAnotherSourceSaysItMoves) {
+  auto s = standstill_unit();
+  const double still = s.config().still_for_s;
+  for (int k = 0; k <= 100; ++k) push_wheels(s, 0.01 * k, 65535 + (k % 2));  // toggling at the wrap
+  EXPECT_FALSE(s.decide(0.5, 0.0)) << "not yet still for " << still << " s";
+  for (int k = 101; k <= 150; ++k) push_wheels(s, 0.01 * k, 65535 + (k % 2));
+  ASSERT_TRUE(s.decide(1.5, 0.0));
+  MeasurementRows rows;
+  s.gather(rows);
+  ASSERT_EQ(rows.rows().size(), 1u);
+  EXPECT_EQ(MeasurementRows::kind(rows.rows()[0]), SensorKind::standstill);
+  EXPECT_EQ(rows.rows()[0].row, 2);
+  EXPECT_EQ(rows.rows()[0].value, 0.0);
+  EXPECT_FALSE(s.decide(1.5, 0.3)) << "the model is still moving";
+  // a receiver at rest reads its noise: 0.3 m/s is 3 sigma, no veto; 0.6 m/s is one
+  s.observe(sample(1.5, Channel::gnss_speed, 0.3));
+  EXPECT_TRUE(s.decide(1.51, 0.0));
+  s.observe(sample(1.52, Channel::gnss_speed, 0.6));
+  EXPECT_FALSE(s.decide(1.53, 0.0));
+  for (int k = 153; k <= 255; ++k) push_wheels(s, 0.01 * k, 65535);
+  EXPECT_FALSE(s.decide(1.52 + still - 0.01, 0.0)) << "its veto lasts still_for_s";
+  EXPECT_TRUE(s.decide(1.52 + still + 0.01, 0.0));
+  // a gyro turning at 0.05 rad/s (a creep on full lock no tooth shows)
+  push_wheels(s, 2.6, 65535, 0.05);
+  EXPECT_FALSE(s.decide(2.6, 0.0));
+  // counting on: two teeth from where the still time began
+  auto t = standstill_unit();
+  for (int k = 0; k <= 150; ++k) push_wheels(t, 0.01 * k, k < 140 ? 100 : 102);
+  EXPECT_FALSE(t.decide(1.5, 0.0));
+  // counters that stop arriving (timed out) say nothing: not standing
+  auto u = standstill_unit();
+  for (int k = 0; k <= 150; ++k) push_wheels(u, 0.01 * k, 100);
+  EXPECT_TRUE(u.decide(1.5, 0.0));
+  EXPECT_FALSE(u.decide(2.0, 0.0));
+  // and nothing at all when off
+  StandstillConfig off;
+  off.use = false;
+  auto v = standstill_unit(off);
+  for (int k = 0; k <= 150; ++k) push_wheels(v, 0.01 * k, 100);
+  EXPECT_FALSE(v.decide(1.5, 0.0));
+}
+
+// A production bus: the ABS unit's wheel speeds read 0 (their signals stop below walking
+// pace), its reference speed too.
+TEST(StandstillAiding, WheelSpeedsAtZeroOnAProductionBusMakeItStand) {
+  auto s = standstill_unit();
+  for (int k = 0; k <= 120; ++k) {
+    const double t = 0.01 * k;
+    for (int w = 0; w < 4; ++w) s.observe(sample(t, static_cast<Channel>(index_of(Channel::wheel_speed_fl) + w), 0.0));
+    s.observe(sample(t, Channel::vehicle_speed, k < 10 ? 1.0 : 0.0));
+  }
+  EXPECT_FALSE(s.decide(1.05, 0.0)) << "the reference speed was 1 m/s until 0.09 s";
+  EXPECT_TRUE(s.decide(1.2, 0.0));
 }

@@ -24,11 +24,12 @@ enum class SensorKind : std::uint8_t {
   wheel_hall,
   wheel_speed,  // a production car's wheel speeds (and the spin-angle hold without Hall counts)
   vehicle_speed,  // its ABS reference speed
+  standstill,  // the zero angular-rate rows while the car stands (aiding/standstill.hpp)
   count
 };
 inline constexpr std::size_t kSensorKindCount = static_cast<std::size_t>(SensorKind::count);
 inline constexpr std::array<std::string_view, kSensorKindCount> kSensorKindNames = {
-    "gnss_pos", "gnss_vel", "gnss_course", "accel", "gyro", "wheels", "wheel_speeds", "vehicle_speed"};
+    "gnss_pos", "gnss_vel", "gnss_course", "accel", "gyro", "wheels", "wheel_speeds", "vehicle_speed", "standstill"};
 
 struct SensorHealth {
   double age_ms = -1;  // since the newest sample was received; -1: never received

@@ -24,6 +24,7 @@
 #include "mbobserver/estimation/aiding/gnss.hpp"
 #include "mbobserver/estimation/aiding/imu.hpp"
 #include "mbobserver/estimation/aiding/model_inputs.hpp"
+#include "mbobserver/estimation/aiding/standstill.hpp"
 #include "mbobserver/estimation/aiding/wheel_hall.hpp"
 #include "mbobserver/estimation/aiding/wheel_speed.hpp"
 #include "mbobserver/estimation/excitation.hpp"
@@ -80,6 +81,7 @@ struct VehicleObserverConfig {
   ValidityConfig validity;
   InputsConfig inputs;
   aiding::WheelSpeedConfig wheel_speeds;  // a production bus's wheel speeds
+  aiding::StandstillConfig standstill;  // the zero-rate rows while the car stands
   aiding::BusInputsConfig bus_inputs;  // its steering-wheel angle, engine torque, master pressure
   PlantNoiseAdaptationConfig adaptation;  // filter.adaptive_plant_noise
   ExcitationConfig excitation;  // filter.excitation: when the motion teaches a parameter
@@ -199,6 +201,7 @@ class VehicleObserver {
   aiding::ImuAiding imu_;
   aiding::WheelHallAiding wheels_;
   aiding::WheelSpeedAiding wheel_speeds_;
+  aiding::StandstillAiding standstill_;
   aiding::BusInputs bus_inputs_;
   double dt_ = 0;
   std::unique_ptr<MbObserver> obs_;

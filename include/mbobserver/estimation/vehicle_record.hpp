@@ -24,9 +24,12 @@ void record_outputs(const models::VehicleOutputs& o, EstimateRecord& r);
 // 1-sigma of the published quantities from the filter covariance: x, y, yaw, vx, vy directly,
 // the sideslip through v_lat = -sin(yaw) vx + cos(yaw) vy (beta ~ v_lat / speed), the road
 // friction from its estimated input (`friction_input` k of the input block, -1: not estimated).
-// `min_speed_for_sideslip`: below it the sideslip has no 1-sigma.
+// `min_speed_for_sideslip`: below it the sideslip has no 1-sigma. `lever_arm`: the antenna's
+// horizontal lever arm (chassis x, y, m) where the fixes place the chassis without turning it
+// (gnss.chassis_only), else zero: the reference point behind a fix is then off by the lever
+// arm turned through the heading's error, which the filter's position sigma does not hold.
 void record_uncertainty(const ErrorEkf& filter, const ObservedChassis& c, int friction_input,
-                        double min_speed_for_sideslip, EstimateRecord& r);
+                        double min_speed_for_sideslip, const Eigen::Vector2d& lever_arm, EstimateRecord& r);
 
 // One source as the outputs' validity sees it: whether the configuration fuses it, whether it
 // has stopped (timed out), and what its consistency monitor says.

@@ -244,7 +244,7 @@ std::optional<models::VehicleStart> GnssAiding::first_fix_pose(double t) {
   return st;
 }
 
-bool GnssAiding::pose_from_recent_fix(double t, models::VehicleStart& st) const {
+bool GnssAiding::pose_from_recent_fix(double t, models::VehicleStart& st, double antenna_sideslip) const {
   if (fix_t_ < 0 || t - fix_t_ >= cfg_.timeout_s) return false;
   double e = fix_e_, n = fix_n_;
   // The receiver's speed has no sign and its course is where the antenna moves: a car backing
@@ -252,7 +252,10 @@ bool GnssAiding::pose_from_recent_fix(double t, models::VehicleStart& st) const 
   // receiver's speed, the mixed drive's reversing in the car park reset twice more, 1 m off.
   const bool reversing = st.speed < 0;
   if (have_course_ && speed_ > cfg_.course_min_speed) {
-    st.yaw = std::remainder(course_to_heading(course_) + (reversing ? M_PI : 0.0), 2 * M_PI);
+    // the course is the heading plus the sideslip at the antenna: a reset in a turn taken at
+    // the course alone was off by the sideslip (the car drawn from the learned-car prior, 4 deg
+    // into a roundabout: the heading 2.8 deg off, the sideslip with it)
+    st.yaw = std::remainder(course_to_heading(course_) + (reversing ? M_PI : 0.0) - antenna_sideslip, 2 * M_PI);
     carry_fix(fix_t_, t, speed_, course_, e, n);  // a fix 0.1 s old is 3 m behind at 30 m/s
   }
   place_chassis(e, n, st.yaw, st);

@@ -148,7 +148,7 @@ void ImuAiding::gather(double t, MeasurementRows& rows) {
   double v = 0, ts = 0;
   for (int k = 0; k < 3; ++k) {
     if (samples_.take(static_cast<Channel>(index_of(Channel::gyro_x) + k), t, v, ts) && cfg_.use_gyro &&
-        cfg_.gyro_axes[k])
+        cfg_.gyro_axes[k] && (!standing_ || gyro_bias_param_[k] >= 0))
       // omega_meas = (1 + s) omega + b: the scale error's coefficient is the rate, here measured
       rows.add2(SensorKind::gyroscope, k, v, cfg_.gyro_std * cfg_.gyro_std, cfg_.gate_sigma, unmodelled_[k], 1.0,
                 unmodelled_scale_[k], v);

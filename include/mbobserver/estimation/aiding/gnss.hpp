@@ -116,8 +116,10 @@ class GnssAiding {
   // from it when so configured), or nothing yet.
   std::optional<models::VehicleStart> first_fix_pose(double t);
   // A re-initialisation at t: the pose of the last fix, if it is recent, replaces `st`'s
-  // (true then); the sign of `st.speed` (the model's) says whether the car is reversing.
-  bool pose_from_recent_fix(double t, models::VehicleStart& st) const;
+  // (true then); the sign of `st.speed` (the model's) says whether the car is reversing, and
+  // `antenna_sideslip` (rad, the model's: the angle from the chassis's x axis, or against it
+  // backing up, to the antenna's velocity) is where the course points off the heading.
+  bool pose_from_recent_fix(double t, models::VehicleStart& st, double antenna_sideslip = 0) const;
 
   // The rows of the samples received up to t.
   void gather(double t, MeasurementRows& rows);

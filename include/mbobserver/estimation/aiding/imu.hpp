@@ -101,6 +101,9 @@ class ImuAiding {
   // with `brakes.abs_force_error` they measure the chassis's force error only while the car's
   // ABS, modelled, limits a wheel).
   void set_accelerometers_open(bool open) { accel_open_ = open; }
+  // While the car stands (StandstillAiding) a gyro axis reads its bias and nothing else: its
+  // row is fused only where that bias is learned.
+  void set_standing(bool standing) { standing_ = standing; }
   const ImuConfig& config() const { return cfg_; }
 
  private:
@@ -116,6 +119,7 @@ class ImuAiding {
   std::array<double, kChannels> same_value_{}, same_since_{};
   bool use_accel_ = true;
   bool accel_open_ = true;
+  bool standing_ = false;
   std::array<SourceHealth, 2> health_;  // accelerometer, gyroscope
   std::array<int, 3> gyro_bias_param_{-1, -1, -1}, accel_bias_param_{-1, -1, -1}, gyro_scale_param_{-1, -1, -1};
   // per gyro axis: the index of its unmodelled bias and of its unmodelled scale error
