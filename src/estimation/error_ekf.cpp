@@ -112,6 +112,7 @@ ErrorEkf::ErrorEkf(int n, const ErrorEkfSettings& s, double dt) : settings_(s), 
   bt_ = VectorXd::Zero(N);
   boost_ = VectorXd::Zero(layout_.forced);
   accel_scale_ = VectorXd::Ones(n);
+  sensor_scale_ = VectorXd::Ones(ns);
   learn_ = VectorXd::Ones(N);
   considered_states_.reserve(static_cast<std::size_t>(N));
   held_states_.reserve(static_cast<std::size_t>(N) + 2);
@@ -233,6 +234,12 @@ void ErrorEkf::predict(const MatrixXd* A21, const MatrixXd* A22, const MatrixXd*
   else
     P_ += noise_scale_ * W_;
   for (int k = 0; k < layout_.forced; ++k) P_(layout_.accel(k), layout_.accel(k)) += boost_[k] * dt_;
+  for (Eigen::Index k = 0; k < sensor_scale_.size(); ++k)
+    if (sensor_scale_[k] != 1) {
+      // a parameter's W entry is its own (F is diagonal there): the added walk is (scale - 1) W
+      const int s = layout_.sensor(static_cast<int>(k));
+      P_(s, s) += (sensor_scale_[k] - 1) * noise_scale_ * W_(s, s);
+    }
   if (planar_.ix >= 0 && (planar_.k_long != 1 || planar_.k_lat != 1)) {
     // dQc = q_min [(k_long - 1) t t' + (k_lat - 1) n n'], t = (cos psi, sin psi), n = (-sin psi,
     // cos psi), entering each (z, zd) pair of blocks as q does: [dt^3/3 dt^2/2; dt^2/2 dt].

@@ -35,6 +35,7 @@ VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle,
       adaptation_(cfg_.adaptation),
       excitation_(cfg_.excitation) {
   const auto& v = *vehicle_;
+  bias_walk_.fill(BiasWalkCheck(cfg_.standstill.bias_walk));
   // An estimated friction starts from the front tyres' own (input 0 means "the tyres' own",
   // which the estimate's range would otherwise clamp); it then applies to all four tyres.
   const auto& est = cfg_.settings.estimated_inputs;
@@ -452,6 +453,19 @@ void VehicleObserver::account(double t) {
   counters_.wheel_resets = wheels_.resets() + wheel_speeds_.resets();
 }
 
+void VehicleObserver::check_bias_walk(double t) {
+  const auto& P = obs_->filter().covariance();
+  const auto& L = obs_->filter().layout();
+  for (int k = 0; k < 3; ++k) {
+    const int p = imu_.gyro_bias_param(k);
+    if (p < 0) continue;
+    const int s = L.sensor(p);
+    const double scale = bias_walk_[static_cast<std::size_t>(k)].update(t, standstill_.standing(),
+                                                                        obs_->sensor_parameters()[p], P(s, s));
+    obs_->filter().set_sensor_noise_scale(p, scale);
+  }
+}
+
 void VehicleObserver::adapt_plant_noise(double t, double dt) {
   if (!cfg_.adaptation.on) return;
   const auto& rows = rows_.rows();
@@ -502,6 +516,7 @@ void VehicleObserver::reinitialise(double t, std::uint32_t why) {
   const double window = cfg_.validity.reset_window_s;
   if (window > 0 && t - forced_reset_t_ < window) repeated_reset_until_ = t + window;
   forced_reset_t_ = t;
+  for (auto& b : bias_walk_) b.restart();
   // From the model where it is finite, from the last fix where it is recent. After a failed
   // step the model's state is the failed Newton's, finite but not the car (the mixed drive's
   // reversing in the car park: heading 107 deg off, moving forward): the last step's outputs.
@@ -607,6 +622,7 @@ const EstimateRecord& VehicleObserver::step(double t) {
   counters_.newton_iterations += static_cast<std::uint64_t>(r.model_step.iterations);
   account(t);
   adapt_plant_noise(t, t - t_);
+  check_bias_walk(t);
   t_ = t;
   if (!r.model_step.converged) ++counters_.model_step_failures, faults_ |= kFaultModelStepFailed;
   if (!r.correction_converged) ++counters_.correction_failures, faults_ |= kFaultCorrectionFailed;

@@ -1522,6 +1522,30 @@ TEST(VehicleObserver, AResetTheFixesForceReopensTheLearnedWheelScales) {
             << " m/s, resets " << rep["failures"]["resets"] << "\n";
 }
 
+// A gyro that drifts faster than its configured random walk (the learned-car patch says a
+// 5 deg/h part; the sensors-from-prior drive's gyro wanders as the default's 80 deg/h) left the
+// heading sure of a bias it no longer had. Each stop measures the bias (BiasWalkCheck): the
+// first, 21 s in, finds it many sigma off and scales the walk, and the heading's sigma grows
+// as the bias does from then on (seed 1, 60 s: flagged valid while 4 sigma off 16 % -> 4 % of
+// the steps, valid on as many).
+TEST(VehicleObserver, AStopThatFindsTheGyroBiasFarOffWidensItsRandomWalk) {
+  auto run = [](bool check) {
+    auto patch = patch_file("self_calibration_learned_car.json");
+    patch["standstill"]["bias_walk"]["enabled"] = check;
+    return run_robustness("sedan_mixed_sensors_from_prior", patch, 60);
+  };
+  const auto with = run(true), without = run(false);
+  const double fv_with = with["false_valid"]["rate"]["yaw"].get<double>(),
+               fv_without = without["false_valid"]["rate"]["yaw"].get<double>();
+  ASSERT_GT(fv_without, 0.1) << "the heading is no longer too sure without the check: this checks nothing";
+  EXPECT_LT(fv_with, 0.06);
+  EXPECT_GT(with["false_valid"]["valid_share"]["yaw"].get<double>(),
+            0.95 * without["false_valid"]["valid_share"]["yaw"].get<double>());
+  EXPECT_LT(rmse(with, "observer", "yaw"), rmse(without, "observer", "yaw"));
+  std::cout << "heading flagged valid while 4 sigma off: " << fv_without << " -> " << fv_with << ", yaw RMSE "
+            << rmse(without, "observer", "yaw") << " -> " << rmse(with, "observer", "yaw") << " rad\n";
+}
+
 // The same drive with the car learned as well (the learned-car patch): after each reset the
 // fixes force, what the model learned of the car came from a model that did not hold its
 // sources, and for validity.reset_window_s no step's virtual sensors are valid.

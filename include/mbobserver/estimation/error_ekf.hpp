@@ -93,6 +93,10 @@ class ErrorEkf {
     planar_ = {ix, iy, psi, k_long, k_lat};
   }
   double accel_noise_scale(int i) const { return accel_scale_[i]; }
+  // The random walk (`sensor_rate_noise`) of sensor parameter k is multiplied by `scale` in the
+  // predictions that follow (1: as configured): a gyro bias that wanders faster than its
+  // configuration says (BiasWalkCheck).
+  void set_sensor_noise_scale(int k, double scale) { sensor_scale_[k] = scale; }
 
   // One scalar measurement: H over the error state, `innovation` = y - h(model), r its noise
   // variance. The update is skipped (and reported) when the gate rejects it.
@@ -186,6 +190,7 @@ class ErrorEkf {
   std::vector<double> bias_std_;
   VectorXd boost_;  // per acceleration error, see set_accel_noise_boost
   VectorXd accel_scale_;  // per observed coordinate, see set_accel_noise_scale
+  VectorXd sensor_scale_;  // per sensor parameter, see set_sensor_noise_scale
   struct Planar {
     int ix = -1, iy = -1;
     double psi = 0, k_long = 1, k_lat = 1;

@@ -27,6 +27,7 @@
 #include "mbobserver/estimation/aiding/standstill.hpp"
 #include "mbobserver/estimation/aiding/wheel_hall.hpp"
 #include "mbobserver/estimation/aiding/wheel_speed.hpp"
+#include "mbobserver/estimation/bias_walk_check.hpp"
 #include "mbobserver/estimation/excitation.hpp"
 #include "mbobserver/estimation/observer.hpp"
 #include "mbobserver/estimation/output_sigma.hpp"
@@ -166,6 +167,7 @@ class VehicleObserver {
   double state_std(int i) const;
   // The chassis's plant noise follows the GNSS innovations (plant_noise_adaptation.hpp).
   void adapt_plant_noise(double t, double dt);
+  void check_bias_walk(double t);  // what the stops say of the learned gyro biases' walk
   // Which parameters learn this step (excitation.hpp; the sensor parameters also need good
   // fixes) and which are only considered.
   void choose_learning(double dt);
@@ -202,6 +204,7 @@ class VehicleObserver {
   aiding::WheelHallAiding wheels_;
   aiding::WheelSpeedAiding wheel_speeds_;
   aiding::StandstillAiding standstill_;
+  std::array<BiasWalkCheck, 3> bias_walk_;  // per gyro axis whose bias is learned
   aiding::BusInputs bus_inputs_;
   double dt_ = 0;
   std::unique_ptr<MbObserver> obs_;

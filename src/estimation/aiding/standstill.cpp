@@ -27,6 +27,14 @@ StandstillConfig read_standstill_config(const JsonReader& s, double default_gate
   c.max_gyro_rate = s.number_in("max_gyro_rate", 0, 10, c.max_gyro_rate);
   c.rate_std = s.positive_up_to("rate_std", 1, c.rate_std);
   c.gate_sigma = s.number_in("gate_sigma", 0, kMaxGateSigma, default_gate);
+  if (auto b = s.find("bias_walk")) {
+    auto& w = c.bias_walk;
+    w.on = b->boolean("enabled", true);
+    w.settle_s = b->positive_up_to("settle_s", 60, w.settle_s);
+    w.nis_limit = b->number_in("nis_limit", 1, 1e6, w.nis_limit);
+    w.max_scale = b->number_in("max_scale", 1, 1e8, w.max_scale);
+    b->finish();
+  }
   s.finish();
   return c;
 }

@@ -105,6 +105,8 @@ class ImuAiding {
   // row is fused only where that bias is learned.
   void set_standing(bool standing) { standing_ = standing; }
   const ImuConfig& config() const { return cfg_; }
+  // Gyro axis k's bias in the sensor parameters (-1: not estimated).
+  int gyro_bias_param(int k) const { return gyro_bias_param_[k]; }
 
  private:
   static std::size_t slot(SensorKind k) { return k == SensorKind::accelerometer ? 0 : 1; }

@@ -16,6 +16,7 @@
 
 #include "mbobserver/core/json_reader.hpp"
 #include "mbobserver/estimation/aiding/aiding.hpp"
+#include "mbobserver/estimation/bias_walk_check.hpp"
 #include "mbobserver/models/vehicle.hpp"
 
 namespace mbo::est::aiding {
@@ -43,6 +44,8 @@ struct StandstillConfig {
   // and people getting in rocks on its springs about a rate of zero mean)
   double rate_std = 1e-4;
   double gate_sigma = 5;
+  // what each stop says of a learned gyro bias's random walk (bias_walk_check.hpp)
+  BiasWalkCheckConfig bias_walk;
 };
 
 // The "standstill" section of the observer; `default_gate` is the filter's.
