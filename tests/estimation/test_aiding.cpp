@@ -522,7 +522,7 @@ namespace {
 // A standstill unit fusing the z gyro, Hall counters wrapping at 65536, a receiver of 0.1 m/s.
 StandstillAiding standstill_unit(const StandstillConfig& c = {}) {
   return StandstillAiding(c, *sedan(), Eigen::Matrix3d::Identity(), {false, false, true}, {65536, 65536, 65536, 65536},
-                          0.1);
+                          0.1, 0.0002);
 }
 
 // Four counters at `counts` (+ per-wheel offsets) at time t, and the gyro's z rate.
@@ -577,6 +577,35 @@ TEST(StandstillAiding, StillCountersForTheirTimeMakeAZeroRateRowUnlessAnotherSou
   auto v = standstill_unit(off);
   for (int k = 0; k <= 150; ++k) push_wheels(v, 0.01 * k, 100);
   EXPECT_FALSE(v.decide(1.5, 0.0));
+}
+
+// A car pulling away on a turned wheel turns before any tooth or max_gyro_rate shows it: the
+// gyro leaving its mean at rest by 5 of its sigmas (0.001 rad/s here) ends the stop, whatever
+// its bias; its noise within 3 sigma does not.
+TEST(StandstillAiding, AGyroLeavingItsMeanAtRestEndsTheStopBeforeTheWheelsTurn) {
+  auto s = standstill_unit();
+  const double bias = 0.008, sigma = 0.0002;
+  for (int k = 0; k <= 200; ++k) push_wheels(s, 0.01 * k, 100, bias + 3 * sigma * ((k % 3) - 1));
+  ASSERT_TRUE(s.decide(2.0, 0.0)) << "a gyro at its bias with noise within 3 sigma stands";
+  // from 2.0 s the chassis turns at 0.02 rad/s per second: 0.004 rad/s at 2.2 s, a fifth of
+  // max_gyro_rate, and no counter moves
+  double left_at = -1;
+  for (int k = 201; k <= 220; ++k) {
+    const double t = 0.01 * k;
+    push_wheels(s, t, 100, bias + 0.02 * (t - 2.0));
+    if (left_at < 0 && !s.decide(t, 0.0)) left_at = t;
+  }
+  ASSERT_GT(left_at, 0) << "still standing while turning at 0.004 rad/s";
+  EXPECT_LE(left_at, 2.061) << "the rate passed 0.001 rad/s at 2.05 s";
+  // without the test (gyro_change_sigma 0) only max_gyro_rate ends it
+  StandstillConfig no_test;
+  no_test.gyro_change_sigma = 0;
+  auto u = standstill_unit(no_test);
+  for (int k = 0; k <= 220; ++k) {
+    const double t = 0.01 * k;
+    push_wheels(u, t, 100, bias + (t > 2.0 ? 0.02 * (t - 2.0) : 0.0));
+  }
+  EXPECT_TRUE(u.decide(2.2, 0.0));
 }
 
 // A production bus: the ABS unit's wheel speeds read 0 (their signals stop below walking

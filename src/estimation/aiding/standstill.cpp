@@ -12,6 +12,10 @@ namespace {
 constexpr double kWheelTimeout_s = 0.2;
 // The receiver's speed is believed for this long after its last sample (fixes come at 1-50 Hz).
 constexpr double kGnssTimeout_s = 1.5;
+// The gyro's mean is tested once it holds this many samples (its own sigma then 1/4.5 of a
+// sample's), and is the mean of at most the last this many (10 s at 500 Hz).
+constexpr int kGyroMinSamples = 20;
+constexpr int kGyroMaxSamples = 5000;
 
 }  // namespace
 
@@ -25,6 +29,7 @@ StandstillConfig read_standstill_config(const JsonReader& s, double default_gate
   c.max_gnss_speed = s.number_in("max_gnss_speed", 0, 10, c.max_gnss_speed);
   c.max_model_speed = s.number_in("max_model_speed", 0, 10, c.max_model_speed);
   c.max_gyro_rate = s.number_in("max_gyro_rate", 0, 10, c.max_gyro_rate);
+  c.gyro_change_sigma = s.number_in("gyro_change_sigma", 0, 1000, c.gyro_change_sigma);
   c.rate_std = s.positive_up_to("rate_std", 1, c.rate_std);
   c.gate_sigma = s.number_in("gate_sigma", 0, kMaxGateSigma, default_gate);
   if (auto b = s.find("bias_walk")) {
@@ -41,13 +46,15 @@ StandstillConfig read_standstill_config(const JsonReader& s, double default_gate
 
 StandstillAiding::StandstillAiding(const StandstillConfig& config, const models::Vehicle& vehicle,
                                    const Eigen::Matrix3d& rotation, const std::array<bool, 3>& gyro_axes,
-                                   const std::array<std::uint64_t, 4>& modulus, double gnss_velocity_std)
+                                   const std::array<std::uint64_t, 4>& modulus, double gnss_velocity_std,
+                                   double gyro_std)
     : cfg_(config),
       vehicle_(vehicle),
       rotation_(rotation),
       axes_(gyro_axes),
       modulus_(modulus),
-      gnss_speed_limit_(std::max(cfg_.max_gnss_speed, 5 * gnss_velocity_std)) {
+      gnss_speed_limit_(std::max(cfg_.max_gnss_speed, 5 * gnss_velocity_std)),
+      gyro_change_limit_(cfg_.gyro_change_sigma * gyro_std) {
   health_.set_timeout(cfg_.still_for_s);
 }
 
@@ -88,7 +95,18 @@ void StandstillAiding::observe(const Measurement& m) {
     if (std::abs(m.value) > gnss_speed_limit_) gnss_moving_t_ = m.t;
     gnss_last_t_ = m.t;
   } else if (c >= index_of(Channel::gyro_x) && c <= index_of(Channel::gyro_z)) {
-    if (axes_[c - index_of(Channel::gyro_x)] && std::abs(m.value) > cfg_.max_gyro_rate) gyro_moving_t_ = m.t;
+    const std::size_t k = c - index_of(Channel::gyro_x);
+    if (!axes_[k]) return;
+    auto& n = gyro_samples_[k];
+    auto& mean = gyro_mean_[k];
+    const bool departs =
+        gyro_change_limit_ > 0 && n >= kGyroMinSamples && std::abs(m.value - mean) > gyro_change_limit_;
+    if (std::abs(m.value) > cfg_.max_gyro_rate || departs) {
+      gyro_moving_t_ = m.t;
+      n = 0;  // a new mean from this sample on
+    }
+    n = std::min(n + 1, kGyroMaxSamples);
+    mean += (m.value - mean) / n;
   }
 }
 
@@ -119,6 +137,7 @@ void StandstillAiding::forget_time() {
   hall_ = {};
   speeds_ = {};
   speed_still_since_ = speed_last_t_ = gnss_moving_t_ = gnss_last_t_ = gyro_moving_t_ = -1;
+  gyro_samples_ = {};
   standing_ = false;
   health_.sampled(-1);
 }

@@ -40,6 +40,12 @@ struct StandstillConfig {
   // what an ABS unit's wheel speeds show: 0.06 rad/s at 0.3 m/s), whatever the wheels say; an
   // automotive MEMS gyro's bias is under half of it
   double max_gyro_rate = 0.02;
+  // sigmas of the gyro's noise (imu.gyro_std) by which a fused axis's reading may depart from
+  // its mean since the gyro last moved: a car pulling away on a turned wheel turns before the
+  // Hall counts or max_gyro_rate show it (the matched mixed drive's stop at 77 s: the zero-rate
+  // rows held 0.03 rad/s off for 0.2 s and left the heading 1.9 mrad off for 10 s; the bias,
+  // whatever it is, is the mean). 0: no such test
+  double gyro_change_sigma = 5;
   // rad/s: 1-sigma of each zero-rate row, per step (a car standing with its engine running
   // and people getting in rocks on its springs about a rate of zero mean)
   double rate_std = 1e-4;
@@ -55,10 +61,10 @@ class StandstillAiding {
  public:
   // `gyro_axes`: the gyro axes the IMU unit fuses (their zero-rate rows, in the IMU's axes
   // `rotation`); `modulus`: the Hall counters' wrap; `gnss_velocity_std`: the receiver's
-  // velocity sigma per axis, m/s.
+  // velocity sigma per axis, m/s; `gyro_std`: the gyro's noise per sample, rad/s.
   StandstillAiding(const StandstillConfig& config, const models::Vehicle& vehicle, const Eigen::Matrix3d& rotation,
                    const std::array<bool, 3>& gyro_axes, const std::array<std::uint64_t, 4>& modulus,
-                   double gnss_velocity_std);
+                   double gnss_velocity_std, double gyro_std);
 
   // The zero-rate rows' model: the chassis's rates in the IMU's axes, without bias.
   void add_models(SensorModels& models) const;
@@ -97,7 +103,12 @@ class StandstillAiding {
   Wheels hall_, speeds_;
   double speed_still_since_ = -1, speed_last_t_ = -1;  // the vehicle speed signal
   double gnss_moving_t_ = -1, gnss_last_t_ = -1;  // the receiver's last speed over the limit
-  double gyro_moving_t_ = -1;  // a fused axis's last reading over max_gyro_rate
+  double gyro_moving_t_ = -1;  // a fused axis's last reading over max_gyro_rate, or off its mean
+  // per axis: the gyro's mean since it last moved, over how many samples (capped: a mean of the
+  // last few seconds, as the bias wanders)
+  std::array<double, 3> gyro_mean_{};
+  std::array<int, 3> gyro_samples_{};
+  double gyro_change_limit_ = 0;  // rad/s, gyro_change_sigma x gyro_std
   bool standing_ = false;
   SourceHealth health_;
 };
