@@ -42,9 +42,9 @@ struct StandstillConfig {
   double max_gyro_rate = 0.02;
   // sigmas of the gyro's noise (imu.gyro_std) by which a fused axis's reading may depart from
   // its mean since the gyro last moved: a car pulling away on a turned wheel turns before the
-  // Hall counts or max_gyro_rate show it (the matched mixed drive's stop at 77 s: the zero-rate
-  // rows held 0.03 rad/s off for 0.2 s and left the heading 1.9 mrad off for 10 s; the bias,
-  // whatever it is, is the mean). 0: no such test
+  // Hall counts or max_gyro_rate show it (the matched mixed drive's stop ending at 77 s: the
+  // zero-rate rows held the rate at 0 until a tooth moved and left the heading 1.9 mrad off for
+  // 10 s; the bias, whatever it is, is the mean). 0: no such test
   double gyro_change_sigma = 5;
   // rad/s: 1-sigma of each zero-rate row, per step (a car standing with its engine running
   // and people getting in rocks on its springs about a rate of zero mean)
