@@ -16,9 +16,9 @@ constexpr double kTyreLoadModelSigma = 20;  // N
 constexpr double kTravelModelSigma = 0.4e-3;  // m
 }  // namespace
 
-OutputSigma::OutputSigma(const models::Vehicle& vehicle, const MbObserver& observer,
-                         const std::array<double, 2>& payload_std_kg, double steer_std)
-    : v_(vehicle), payload_prior_(payload_std_kg), steer_std_(steer_std) {
+OutputSigma::OutputSigma(const models::Vehicle& vehicle, const MbObserver& observer, const PayloadSigma& payload,
+                         double steer_std)
+    : v_(vehicle), payload_(payload), steer_std_(steer_std) {
   columns_ = observer.filter().size();
   const auto& p = vehicle.params;
   const std::array<double, 2> point_x{p.payload_front().x(), p.payload_rear().x()};
@@ -29,6 +29,12 @@ OutputSigma::OutputSigma(const models::Vehicle& vehicle, const MbObserver& obser
     for (std::size_t i = 0; i < estimated.size(); ++i)
       if (input[k] >= 0 && estimated[i] == input[k])
         payload_entry_[k] = observer.layout().input().offset + static_cast<int>(i);
+  }
+  // the spring force along the strut carries the sprung load over a_z: ds = dFz / (a_z k)
+  for (int w = 0; w < 4; ++w) {
+    const double k = p.axles[models::axle_of(w)].suspension.spring_N_per_m;
+    const double az = std::abs(vehicle.geometry[static_cast<std::size_t>(w)].strut_axis.z());
+    travel_per_N_[static_cast<std::size_t>(w)] = k > 0 && az > 0 ? 1 / (k * az) : 0;
   }
   J_steer_ = Eigen::VectorXd::Zero(kOutputs);
   J_ = Eigen::MatrixXd::Zero(kOutputs, columns_);
@@ -107,7 +113,7 @@ void OutputSigma::update(const MbObserver& obs, const models::VehicleOutputs& ba
       var_[row] = sw.scale * sw.scale * var_[row] + 2 * sw.scale * c * cov + c * c * pss;
     }
   }
-  write_sigmas(P, obs.filter().force_error() && obs.settings().jacobian_period > 0, r);
+  write_sigmas(obs.filter(), obs.filter().force_error() && obs.settings().jacobian_period > 0, r);
 }
 
 void OutputSigma::jacobian_column(const MbObserver& obs, const models::VehicleOutputs& base, int c) {
@@ -154,15 +160,35 @@ void OutputSigma::jacobian_column(const MbObserver& obs, const models::VehicleOu
   taken_ = std::min(taken_ + 1, columns_);
 }
 
-void OutputSigma::write_sigmas(const Eigen::MatrixXd& P, bool fe, EstimateRecord& r) const {
+Eigen::Matrix2d OutputSigma::payload_covariance(const ErrorEkf& f) const {
+  Eigen::Matrix2d C = Eigen::Matrix2d::Zero();
+  const auto& P = f.covariance();
+  const bool unmodelled = f.unmodelled_biases() > 0;
+  for (int a = 0; a < 2; ++a) {
+    const int i = payload_entry_[a];
+    if (i < 0) {
+      C(a, a) = payload_.prior_kg[a] * payload_.prior_kg[a];
+      continue;
+    }
+    for (int b = 0; b <= a; ++b) {
+      const int j = payload_entry_[b];
+      if (j < 0) continue;
+      C(a, b) = C(b, a) = P(std::max(i, j), std::min(i, j)) + (unmodelled ? f.unmodelled_covariance(i, j) : 0.0);
+    }
+  }
+  const double s2 = payload_.split_kg * payload_.split_kg;
+  C(0, 0) += s2, C(1, 1) += s2, C(0, 1) -= s2, C(1, 0) -= s2;
+  return C;
+}
+
+void OutputSigma::write_sigmas(const ErrorEkf& filter, bool fe, EstimateRecord& r) const {
   auto sd = [&](int i) { return taken_ < columns_ ? -1.0 : std::sqrt(std::max(var_[i], 0.0)); };
   auto with_floor = [](double sigma, double model) { return sigma < 0 ? sigma : std::hypot(sigma, model); };
-  std::array<double, 2> payload_sd{};
-  for (int k = 0; k < 2; ++k)
-    payload_sd[k] =
-        payload_entry_[k] < 0 ? payload_prior_[k] : std::sqrt(std::max(P(payload_entry_[k], payload_entry_[k]), 0.0));
+  const Eigen::Matrix2d C = payload_covariance(filter);
   for (int w = 0; w < 4; ++w) {
-    const double payload_load = std::hypot(load_per_kg_[w][0] * payload_sd[0], load_per_kg_[w][1] * payload_sd[1]);
+    // var(l' dm) = l' C l, l the wheel's static load per kg at the two points
+    const Eigen::Vector2d l(load_per_kg_[w][0], load_per_kg_[w][1]);
+    const double payload_load = std::sqrt(std::max(l.dot(C * l), 0.0));
     // A tyre's force at a given slip scales with its load (the brush model's F ~ Fz at the
     // slips the wheels and the GNSS observe), so the load's relative sigma is the force's:
     // dF = F dFz / Fz, the same as the payload's inertial force dm a on the axle that carries
@@ -172,7 +198,9 @@ void OutputSigma::write_sigmas(const Eigen::MatrixXd& P, bool fe, EstimateRecord
     r.std_tyre_fy[w] = with_floor(sd(4 + w), relative * std::abs(r.tyre_fy[w]));
     r.std_tyre_fz[w] = with_floor(sd(8 + w), std::hypot(kTyreLoadModelSigma, payload_load));
     r.std_slip_ratio[w] = sd(12 + w), r.std_slip_angle_deg[w] = sd(16 + w);
-    r.std_suspension_travel[w] = with_floor(sd(20 + w), kTravelModelSigma), r.std_wheel_spin_angle[w] = sd(24 + w);
+    r.std_suspension_travel[w] = with_floor(
+        sd(20 + w), std::hypot(kTravelModelSigma, travel_per_N_[static_cast<std::size_t>(w)] * payload_load));
+    r.std_wheel_spin_angle[w] = sd(24 + w);
     r.std_wheel_speed[w] = sd(28 + w);
   }
   r.std_a_long = fe ? sd(32) : -1;

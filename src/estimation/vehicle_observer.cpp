@@ -91,8 +91,15 @@ VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle,
     unmodelled.push_back(cfg_.validity.rolling_radius_rel_std);
   }
   if (!unmodelled.empty()) obs_->filter().set_unmodelled_biases(unmodelled);
+  // the split's model error, where the motion teaches both payloads
+  const auto learns = [&](int slot) {
+    const int k = input_index(slot);
+    const auto K = static_cast<std::size_t>(k);
+    return k >= 0 && (K >= cfg_.input_learned.size() || cfg_.input_learned[K] != 0);
+  };
+  const bool split_learned = learns(v.in.payload_front) && learns(v.in.payload_rear);
   sigma_ = std::make_unique<OutputSigma>(
-      v, *obs_, cfg_.validity.payload_std_kg,
+      v, *obs_, PayloadSigma{cfg_.validity.payload_std_kg, split_learned ? cfg_.validity.payload_split_std_kg : 0.0},
       cfg_.bus_inputs.steering_set ? aiding::road_wheel_angle_std(cfg_.bus_inputs.steering) : 0.0);
   gnss_.set_monitor(cfg_.validity.monitor);
   imu_.set_monitor(cfg_.validity.monitor);
@@ -696,14 +703,17 @@ void VehicleObserver::fill_record(double t) {
   rec_.mass = v.params.total_mass() + s.u[v.in.payload_front] + s.u[v.in.payload_rear];
   // the loads it estimates, with the calibration, and the tyres' stiffness scales; converged: 1 % of the car's mass,
   // 0.02 of a scale
+  const Eigen::Matrix2d loads = sigma_->payload_covariance(obs_->filter());
   for (auto [slot, name, field] : model_parameters()) {
     const int k = input_index(slot);
     if (k < 0) continue;
     auto& c = rec_.calibration[calibration_index(name)];
     c.estimated = true;
     c.value = s.u[slot];
-    c.std = input_std(k);
     const bool load = slot == v.in.payload_front || slot == v.in.payload_rear;
+    // a load's, with its split's model error (output_sigma.hpp), as the tyre loads take it
+    const int point = slot == v.in.payload_front ? 0 : 1;
+    c.std = load ? std::sqrt(loads(point, point)) : input_std(k);
     c.converged = c.std < (load ? 0.01 * v.params.total_mass() : 0.02);
   }
   const ObservedChassis chassis{obs_->observed_index(v.x), obs_->observed_index(v.y), obs_->observed_index(v.yaw)};

@@ -210,6 +210,7 @@ VehicleObserverConfig read_vehicle_observer_config(const JsonReader& sec, const 
       const auto p = v->numbers_in("payload_std_kg", 2, 0, 1e5);
       c.validity.payload_std_kg = {p[0], p[1]};
     }
+    c.validity.payload_split_std_kg = v->number_in("payload_split_std_kg", 0, 1e5, c.validity.payload_split_std_kg);
     c.validity.max_tyre_load_std = v->positive_up_to("max_tyre_load_std", 1e6, c.validity.max_tyre_load_std);
     c.validity.max_tyre_force_std = v->positive_up_to("max_tyre_force_std", 1e6, c.validity.max_tyre_force_std);
     c.validity.rear_slip_angle_rel_std =
