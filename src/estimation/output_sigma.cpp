@@ -84,7 +84,7 @@ void OutputSigma::steering_column(const mb::State& s) {
 }
 
 void OutputSigma::update(const MbObserver& obs, const models::VehicleOutputs& base, EstimateRecord& r,
-                         const ScaledWheels& scaled) {
+                         const Eigen::Matrix2d& loads, const ScaledWheels& scaled) {
   const auto& P = obs.filter().covariance();
   // One column: move the model by a tenth of the entry's sigma, as the correction would; the
   // steering's, where it has an error, as one more in the turn.
@@ -113,7 +113,7 @@ void OutputSigma::update(const MbObserver& obs, const models::VehicleOutputs& ba
       var_[row] = sw.scale * sw.scale * var_[row] + 2 * sw.scale * c * cov + c * c * pss;
     }
   }
-  write_sigmas(obs.filter(), obs.filter().force_error() && obs.settings().jacobian_period > 0, r);
+  write_sigmas(loads, obs.filter().force_error() && obs.settings().jacobian_period > 0, r);
 }
 
 void OutputSigma::jacobian_column(const MbObserver& obs, const models::VehicleOutputs& base, int c) {
@@ -181,10 +181,9 @@ Eigen::Matrix2d OutputSigma::payload_covariance(const ErrorEkf& f) const {
   return C;
 }
 
-void OutputSigma::write_sigmas(const ErrorEkf& filter, bool fe, EstimateRecord& r) const {
+void OutputSigma::write_sigmas(const Eigen::Matrix2d& C, bool fe, EstimateRecord& r) const {
   auto sd = [&](int i) { return taken_ < columns_ ? -1.0 : std::sqrt(std::max(var_[i], 0.0)); };
   auto with_floor = [](double sigma, double model) { return sigma < 0 ? sigma : std::hypot(sigma, model); };
-  const Eigen::Matrix2d C = payload_covariance(filter);
   for (int w = 0; w < 4; ++w) {
     // var(l' dm) = l' C l, l the wheel's static load per kg at the two points
     const Eigen::Vector2d l(load_per_kg_[w][0], load_per_kg_[w][1]);

@@ -92,12 +92,8 @@ VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle,
   }
   if (!unmodelled.empty()) obs_->filter().set_unmodelled_biases(unmodelled);
   // the split's model error, where the motion teaches both payloads
-  const auto learns = [&](int slot) {
-    const int k = input_index(slot);
-    const auto K = static_cast<std::size_t>(k);
-    return k >= 0 && (K >= cfg_.input_learned.size() || cfg_.input_learned[K] != 0);
-  };
-  const bool split_learned = learns(v.in.payload_front) && learns(v.in.payload_rear);
+  const int kf = input_index(v.in.payload_front), kr = input_index(v.in.payload_rear);
+  const bool split_learned = kf >= 0 && kr >= 0 && learns_input(kf) && learns_input(kr);
   sigma_ = std::make_unique<OutputSigma>(
       v, *obs_, PayloadSigma{cfg_.validity.payload_std_kg, split_learned ? cfg_.validity.payload_split_std_kg : 0.0},
       cfg_.bus_inputs.steering_set ? aiding::road_wheel_angle_std(cfg_.bus_inputs.steering) : 0.0);
@@ -125,8 +121,7 @@ VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle,
     std::string_view name = "mu";
     for (const auto& p : model_parameters())
       if (p.slot == slot) name = p.name;
-    const auto K = static_cast<std::size_t>(k);
-    const bool learn = K >= cfg_.input_learned.size() || cfg_.input_learned[K] != 0;
+    const bool learn = learns_input(k);
     learned_.push_back({L.input(k), excitation_of(name), false, 0, learn});
     learns_car_ = learns_car_ || (learn && name != "mu");
   }
@@ -196,10 +191,6 @@ void VehicleObserver::choose_learning(double dt) {
   if (kf >= 0 && kr >= 0) {
     const auto& L = obs_->filter().layout();
     const int a = L.input(kf), b = L.input(kr);
-    const auto learns_input = [&](int k) {
-      const auto K = static_cast<std::size_t>(k);
-      return K >= cfg_.input_learned.size() || cfg_.input_learned[K] != 0;
-    };
     const bool sum_only = cfg_.excitation.on && !excitation_.excited(Excitation::longitudinal) &&
                           excitation_.excited(Excitation::lateral) && learns_input(kf) && learns_input(kr);
     if (sum_only) {
@@ -291,6 +282,11 @@ std::array<VehicleObserver::ModelParameter, 5> VehicleObserver::model_parameters
            {in.slip_stiffness, "slip_stiffness", &I::slip_stiffness},
            {in.cornering_front, "cornering_front", &I::cornering_front},
            {in.cornering_rear, "cornering_rear", &I::cornering_rear}}};
+}
+
+bool VehicleObserver::learns_input(int k) const {
+  const auto K = static_cast<std::size_t>(k);
+  return K >= cfg_.input_learned.size() || cfg_.input_learned[K] != 0;
 }
 
 int VehicleObserver::input_index(int slot) const {
@@ -721,7 +717,7 @@ void VehicleObserver::fill_record(double t) {
       cfg_.gnss.chassis_only ? Eigen::Vector2d(v.chassis_local(cfg_.gnss.antenna).head<2>()) : Eigen::Vector2d::Zero();
   record_uncertainty(obs_->filter(), chassis, input_index(v.in.mu), cfg_.validity.min_speed_for_sideslip, lever_arm,
                      rec_);
-  sigma_->update(*obs_, out_, rec_, scaled);
+  sigma_->update(*obs_, out_, rec_, loads, scaled);
   {
     const int k = input_index(v.in.cornering_rear);
     const double rel = k < 0 ? cfg_.validity.rear_slip_angle_rel_std : input_std(k);

@@ -187,6 +187,8 @@ class VehicleObserver {
   void account(double t);
   // Index of model input `slot` among the estimated inputs (the error state's input block), -1.
   int input_index(int slot) const;
+  // whether estimated input k (input_index) is learned, not only considered ("learn": false)
+  bool learns_input(int k) const;
   // The vehicle file's quantities the filter may learn as model inputs, besides the friction:
   // their input slot, their name (calibration file, record) and their field of the inputs.
   struct ModelParameter {
