@@ -33,6 +33,7 @@ VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle,
       bus_inputs_(cfg_.bus_inputs, *vehicle_),
       dt_(dt),
       adaptation_(cfg_.adaptation),
+      scale_release_(cfg_.wheels.release),
       excitation_(cfg_.excitation) {
   const auto& v = *vehicle_;
   bias_walk_.fill(BiasWalkCheck(cfg_.standstill.bias_walk));
@@ -85,12 +86,16 @@ VehicleObserver::VehicleObserver(std::shared_ptr<const models::Vehicle> vehicle,
   gnss_.declare_unmodelled(unmodelled);
   // the Hall rows leave it out where their scales are learned, the wheel and vehicle speeds not
   if (cfg_.validity.rolling_radius_rel_std > 0 &&
-      (!(cfg_.wheels.use && cfg_.wheels.scale.on) || wheel_speeds_.active())) {
+      (!(cfg_.wheels.use && cfg_.wheels.scale.on) || cfg_.wheels.release.on || wheel_speeds_.active())) {
     wheels_.consider_radius(static_cast<int>(unmodelled.size()));
     wheel_speeds_.consider_radius(static_cast<int>(unmodelled.size()));
     unmodelled.push_back(cfg_.validity.rolling_radius_rel_std);
   }
   if (!unmodelled.empty()) obs_->filter().set_unmodelled_biases(unmodelled);
+  if (cfg_.wheels.release.on) {  // the scales as sure as held_std until the fixes release them
+    set_wheel_scales_std(cfg_.wheels.release.held_std);
+    wheels_.hold_scales(true);
+  }
   // the split's model error, where the motion teaches both payloads
   const int kf = input_index(v.in.payload_front), kr = input_index(v.in.payload_rear);
   const bool split_learned = kf >= 0 && kr >= 0 && learns_input(kf) && learns_input(kr);
@@ -268,6 +273,11 @@ bool VehicleObserver::restore_parameter(std::string_view name, double value, dou
     const auto& p = parameters_[k];
     if (p.name != name) continue;
     const double var = std::min(std * std + p.rate_noise * age_s, p.initial_std * p.initial_std);
+    if (p.name.starts_with("wheel_scale_") && wheel_scales_held()) {
+      if (!(std < p.initial_std)) return true;  // held on the drive that saved it: still held
+      scale_release_.release();  // learned on an earlier drive: nothing to hold
+      wheels_.hold_scales(false);
+    }
     obs_->set_sensor_parameter(static_cast<int>(k), value, var);
     return true;
   }
@@ -574,11 +584,44 @@ void VehicleObserver::reopen_wheel_scales() {
   // (cornering scales at their 0.5 bound), and with fewer resets the outputs were valid more
   // often while off (that drive over 300 s: sideslip 2.1 %, velocity 1.6 %, heading 1.0 % of
   // its steps flagged valid while 4 sigma off, against none).
+  if (wheel_scales_held()) return;  // they taught nothing: they stay held
   for (int w = 0; w < 4; ++w) {
     const int k = wheels_.scale_param(w);
     if (k < 0) continue;
     const double s0 = parameters_[static_cast<std::size_t>(k)].initial_std;
     if (parameter_std(k) < s0) obs_->set_sensor_parameter(k, obs_->sensor_parameters()[k], s0 * s0);
+  }
+}
+
+void VehicleObserver::set_wheel_scales_std(double std) {
+  for (int w = 0; w < 4; ++w)
+    if (const int k = wheels_.scale_param(w); k >= 0)
+      obs_->set_sensor_parameter(k, obs_->sensor_parameters()[k], std * std);
+}
+
+void VehicleObserver::watch_wheel_scales(double t) {
+  const auto& R = cfg_.wheels.release;
+  if (!wheel_scales_held()) return;
+  if (std::abs(excitation_.speed()) >= R.min_speed && std::abs(excitation_.a_long()) <= R.max_accel) {
+    // this step's fix: its east and north velocity innovations, normalised, along the track
+    double east = std::nan(""), north = std::nan("");
+    const auto& rows = rows_.rows();
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const auto& u = results_[i];
+      if (kind_of(rows[i]) != SensorKind::gnss_velocity || !u.accepted || !(u.variance > 0)) continue;
+      if (rows[i].row == 0) east = u.innovation / std::sqrt(u.variance);
+      if (rows[i].row == 1) north = u.innovation / std::sqrt(u.variance);
+    }
+    const auto& s = obs_->state();
+    const double ve = s.qd[vehicle_->x], vn = s.qd[vehicle_->y], v = std::hypot(ve, vn);
+    if (std::isfinite(east) && std::isfinite(north) && v > 0) scale_release_.observe((ve * east + vn * north) / v, t);
+  }
+  if (scale_release_.released()) {
+    // the configured prior: the fixes that follow teach the scales (estimate_scale.initial_std)
+    const auto k = wheels_.scale_param(0);
+    if (k >= 0) set_wheel_scales_std(parameters_[static_cast<std::size_t>(k)].initial_std);
+    wheels_.hold_scales(false);
+    ++counters_.wheel_scale_releases;
   }
 }
 
@@ -624,6 +667,7 @@ const EstimateRecord& VehicleObserver::step(double t) {
   gnss_.record_model(t, obs_->state());
   counters_.newton_iterations += static_cast<std::uint64_t>(r.model_step.iterations);
   account(t);
+  watch_wheel_scales(t);
   adapt_plant_noise(t, t - t_);
   check_bias_walk(t);
   t_ = t;
@@ -670,6 +714,11 @@ void VehicleObserver::fill_record(double t) {
     c.value = obs_->sensor_parameters()[static_cast<Eigen::Index>(k)];
     c.std = std::hypot(parameter_std(static_cast<int>(k)), parameters_[k].model_std);
     c.converged = c.std < parameters_[k].converged_std;
+    if (wheel_scales_held() && parameters_[k].name.starts_with("wheel_scale_")) {
+      // held, not learned: as uncertain as its prior (what a calibration file then keeps)
+      c.std = parameters_[k].initial_std;
+      c.converged = false;
+    }
   }
   if (t < repeated_reset_until_) rec_.faults |= kFaultRepeatedReset;
   if (!started_) {

@@ -401,6 +401,7 @@ json run_vehicle_experiment(const VehicleScenario& nominal, const RunOptions& op
                            {"model_step_failures", c.model_step_failures},
                            {"correction_failures", c.correction_failures},
                            {"wheel_resets", c.wheel_resets},
+                           {"wheel_scale_releases", c.wheel_scale_releases},
                            {"open_loop_resets", open.counters().resets},
                            {"open_loop_model_step_failures", open.counters().model_step_failures}});
   rep["distance_m"] = dist;

@@ -137,16 +137,20 @@ TEST(RobustnessSuite, TheSelfCalibrationPatchMakesTheObserverBetterThanTheOpenLo
     EXPECT_NEAR(s, 1 / 0.99, 0.003) << w << " +- " << sd;
   }
   EXPECT_TRUE(cal["calibration"].contains("gyro_bias_z"));
-  EXPECT_FALSE(plain["scenarios"][0]["report"].contains("calibration"));
+  // as shipped the suite holds its wheel scales until the fixes release them, and learns no
+  // gyro bias: the 1 % small tyres release them (at 3.4 s), too late for the 8 s drive's x
+  const auto& shipped = plain["scenarios"][0]["report"];
+  EXPECT_FALSE(shipped["calibration"].contains("gyro_bias_z"));
+  EXPECT_EQ(shipped["failures"]["wheel_scale_releases"].get<double>(), 1.0);
   // each parameter's NEES against the truth's tyres (scale ~ 1/0.99) in the suite's report and
-  // in the table printed after the quantities; none without the patch
+  // in the table printed after the quantities; without the patch only the scales'
   const auto& pn = patched["scenarios"][0]["parameter_nees"];
   for (const char* w : {"wheel_scale_fl", "wheel_scale_rr", "gyro_bias_z"})
     EXPECT_EQ(pn[w], cal["calibration"][w]["nees"]) << w;
   EXPECT_LT(pn["wheel_scale_fl"].get<double>(), 2.0) << "the learned scale is within its sigma of r_model/r_eff";
   EXPECT_NE(r.out.find("parameter NEES within [0.5, 2]"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("wheel_scale_fl"), std::string::npos) << r.out;
-  EXPECT_FALSE(plain["scenarios"][0].contains("parameter_nees"));
+  EXPECT_FALSE(plain["scenarios"][0]["parameter_nees"].contains("gyro_bias_z"));
   // a patch that names a key the observer does not know is refused naming the scenario
   const auto bad = dir / "bad.json";
   std::ofstream(bad) << R"({"imu": {"estimate_gyro_bais": {}}})";

@@ -187,3 +187,29 @@ TEST(CalibrationFile, TheParkedRateScaleMayBeGivenPerKindOfParameter) {
     EXPECT_THAT(e.what(), HasSubstr("/calibration/parked_rate_scale/tyre"));
   }
 }
+
+// Held wheel scales (wheels.scale_release) are published as not learned, with their prior's
+// sigma, and a file that keeps them so leaves the next run's scales held; a file with a learned
+// scale (sigma below the prior's) releases them: that car's tyres were found to differ.
+TEST(CalibrationFile, HeldWheelScalesStayHeldAcrossARestartUnlessTheFileLearnedThem) {
+  const auto dir = scratch("held");
+  Calibrated c;
+  c.cfg.observer.wheels.release.on = true;
+  auto obs = c.observer();
+  const int w = index_of(obs, "wheel_scale_rl");
+  EXPECT_NEAR(obs.parameter_std(w), 1e-6, 1e-12);
+  const auto held = calibration_of(obs.step(0.002).calibration, c.cfg.vehicle_sha256, 5);
+  ASSERT_EQ(held.parameters.size(), 5u);
+  EXPECT_EQ(held.parameters[3].name, "wheel_scale_rl");
+  EXPECT_EQ(held.parameters[3].std, 0.02);
+  write_calibration_file(dir / "held.json", held);
+  CalibrationConfig cc;
+  restore_calibration(read_calibration_file(dir / "held.json"), c.cfg.vehicle_sha256, 10, cc, obs);
+  EXPECT_NEAR(obs.parameter_std(w), 1e-6, 1e-9) << "restoring the prior released the scales";
+  write_calibration_file(dir / "learned.json", {c.cfg.vehicle_sha256, 5, {{"wheel_scale_rl", 1.01, 1e-4}}});
+  restore_calibration(read_calibration_file(dir / "learned.json"), c.cfg.vehicle_sha256, 10, cc, obs);
+  EXPECT_EQ(obs.parameter_value(w), 1.01);
+  EXPECT_NEAR(obs.parameter_std(w), std::sqrt(1e-8 + 1e-9 * 5 * cc.parked_scale_of("wheel_scale_rl")), 1e-12);
+  const auto learned = calibration_of(obs.step(0.004).calibration, c.cfg.vehicle_sha256, 10);
+  EXPECT_LT(learned.parameters[3].std, 0.02);
+}

@@ -32,6 +32,7 @@
 #include "mbobserver/estimation/observer.hpp"
 #include "mbobserver/estimation/output_sigma.hpp"
 #include "mbobserver/estimation/plant_noise_adaptation.hpp"
+#include "mbobserver/estimation/scale_release.hpp"
 #include "mbobserver/models/vehicle.hpp"
 #include "mbobserver/models/vehicle_outputs.hpp"
 
@@ -111,6 +112,7 @@ struct VehicleObserverCounters {
   std::uint64_t samples_invalid = 0;  // NaN / out of range
   std::uint64_t newton_iterations = 0;  // of the model steps (what a step's time goes with)
   std::uint64_t time_jumps = 0;  // resynchronisations to a new time base
+  std::uint64_t wheel_scale_releases = 0;  // held wheel scales released by the fixes (0 or 1)
 };
 
 class VehicleObserver {
@@ -199,6 +201,9 @@ class VehicleObserver {
   std::array<ModelParameter, 5> model_parameters() const;
   void reinitialise(double t, std::uint32_t why);
   void reopen_wheel_scales();  // after a reset the fixes forced
+  void watch_wheel_scales(double t);  // the held scales' release test (scale_release.hpp)
+  void set_wheel_scales_std(double std);
+  bool wheel_scales_held() const { return cfg_.wheels.release.on && !scale_release_.released(); }
   void keep_learned_model();  // the estimated model parameters become the next start's values
   void fill_record(double t);
 
@@ -223,6 +228,7 @@ class VehicleObserver {
   bool started_ = false;
   bool ran_ = false;  // the model has run: a new start keeps the model parameters it learned
   PlantNoiseAdaptation adaptation_;
+  ScaleRelease scale_release_;
   ExcitationMonitor excitation_;
   struct LearnedState {
     int state;  // in the error state

@@ -24,6 +24,19 @@ WheelSensorConfig read_wheel_sensor_config(const JsonReader& w, double default_g
   W.latency_s = w.number_in("latency_s", 0, 1, W.latency_s);
   W.scale = read_estimate_config(w, "estimate_scale", W.scale);
   if (W.scale.on && !(W.scale.min <= 1 && 1 <= W.scale.max)) w.at("estimate_scale").fail("[min, max] must hold 1");
+  if (auto r = w.find("scale_release")) {
+    auto& R = W.release;
+    R.on = r->boolean("enabled", true);
+    R.held_std = r->positive_up_to("held_std", 0.1, R.held_std);
+    R.test_sigma = r->positive_up_to("test_sigma", 100, R.test_sigma);
+    R.window_s = r->positive_up_to("window_s", 600, R.window_s);
+    R.sustained_s = r->number_in("sustained_s", 0, 600, R.sustained_s);
+    R.min_speed = r->number_in("min_speed", 0, 100, R.min_speed);
+    R.max_accel = r->positive_up_to("max_accel", 100, R.max_accel);
+    r->finish();
+    if (R.on && !W.scale.on) r->fail("needs \"estimate_scale\": the scales it releases");
+    if (R.on && !(R.held_std < W.scale.initial_std)) r->fail("\"held_std\" must be below estimate_scale's initial_std");
+  }
   w.finish();
   return W;
 }
@@ -111,7 +124,7 @@ void WheelHallAiding::gather(double t, const mb::State& model, const models::Veh
     angle_[w] = angle;
     angle_t_[w] = ts;
     if (cfg_.use) {
-      const bool radius = radius_bias_ >= 0 && scale_param_[w] < 0;
+      const bool radius = radius_considered(w);
       rows.add(SensorKind::wheel_hall, w, angle, cfg_.angle_std * cfg_.angle_std, cfg_.gate_sigma, -1,
                radius ? radius_bias_ : -1, model_angle - radius_anchor_[w]);
     }
@@ -151,7 +164,7 @@ void WheelHallAiding::reset_wheel(int w, MbObserver& observer) {
   const int j = observer.observed_index(slot);
   if (j >= 0) {
     observer.restart_coordinate(j);
-    if (radius_bias_ >= 0 && scale_param_[w] < 0)
+    if (radius_considered(w))
       observer.filter().set_unmodelled(observer.filter().layout().zd(j), radius_bias_, -s.qd[slot]);
   }
 }

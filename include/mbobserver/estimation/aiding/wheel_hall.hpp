@@ -9,6 +9,7 @@
 
 #include "mbobserver/core/json_reader.hpp"
 #include "mbobserver/estimation/aiding/aiding.hpp"
+#include "mbobserver/estimation/scale_release.hpp"
 #include "mbobserver/estimation/sensors/wheel_hall.hpp"
 #include "mbobserver/models/vehicle.hpp"
 
@@ -37,6 +38,8 @@ struct WheelSensorConfig {
   // Each wheel's scale r_model / r_effective estimated (off unless configured): tyres of
   // another size, pressure or wear than the vehicle file says.
   EstimateConfig scale{false, 0.01, 1e-9, 0.9, 1.1};
+  // The scales held at 1 until the fixes show the wheels are not the file's ("scale_release").
+  ScaleReleaseConfig release;
 };
 
 // The "wheels" section of the observer; `default_gate` is the filter's.
@@ -69,6 +72,8 @@ class WheelHallAiding {
   // last unwrapped anew: there the counts and the model's angle agree and the angle's
   // sensitivity to d is zero (VehicleObserver forgets it there: anchored()).
   void consider_radius(int index) { radius_bias_ = index; }
+  // The scales held (ScaleRelease): the rows consider the radius as if no scale were estimated.
+  void hold_scales(bool held) { scales_held_ = held; }
   // Wheel w's spin sensitivities were restarted at `model` (another unit's reset): its radius
   // coefficient restarts there too.
   void restart_radius(int w, const mb::State& model) { radius_anchor_[w] = model.q[vehicle_.wheels[w].spin]; }
@@ -125,6 +130,8 @@ class WheelHallAiding {
   std::array<int, 4> scale_param_{-1, -1, -1, -1};
   std::array<HallAnchor, 4> anchors_{};
   int radius_bias_ = -1;  // the unmodelled radius's index, -1: none
+  bool scales_held_ = false;
+  bool radius_considered(int w) const { return radius_bias_ >= 0 && (scale_param_[w] < 0 || scales_held_); }
   std::array<double, 4> radius_anchor_{};  // model spin angle at which the radius's coefficient is 0
   std::array<bool, 4> radius_anchored_{};
   std::array<double, 4> anchored_t_{-1, -1, -1, -1};
