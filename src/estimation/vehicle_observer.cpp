@@ -616,11 +616,9 @@ void VehicleObserver::watch_wheel_scales(double t) {
     const double ve = s.qd[vehicle_->x], vn = s.qd[vehicle_->y], v = std::hypot(ve, vn);
     if (std::isfinite(east) && std::isfinite(north) && v > 0) scale_release_.observe((ve * east + vn * north) / v, t);
   }
-  if (scale_release_.released()) {
-    // the configured prior: the fixes that follow teach the scales (estimate_scale.initial_std)
-    const auto k = wheels_.scale_param(0);
-    if (k >= 0) set_wheel_scales_std(parameters_[static_cast<std::size_t>(k)].initial_std);
+  if (scale_release_.released()) {  // as uncertain as their prior: the fixes that follow teach them
     wheels_.hold_scales(false);
+    reopen_wheel_scales();
     ++counters_.wheel_scale_releases;
   }
 }

@@ -20,8 +20,8 @@ namespace mbo::est {
 struct ScaleReleaseConfig {
   bool on = false;
   double held_std = 1e-6;  // the scales' 1-sigma until released
-  // These defaults: on the shipped scenarios (matched car) the test's largest value over 10 runs
-  // was 3.8 (the 1 m receiver's circle), 2.3 on the lane change; on the lane change with tyres
+  // These defaults: on the shipped scenarios (matched car) the test's largest value over 3 runs
+  // each was 3.8 (the 1 m receiver's circle), 2.3 on the lane change; on the lane change with tyres
   // 1 % small it passed 4 at 2.4 s.
   double test_sigma = 4;  // the along-track mean this many of its standard errors from zero fails
   double window_s = 2;  // the mean's memory (e-folding)
@@ -41,7 +41,6 @@ class ScaleRelease {
   bool released() const { return released_; }
   // The mean's distance from zero in its standard errors (0 before the first sample).
   double test() const;
-  const ScaleReleaseConfig& config() const { return c_; }
 
  private:
   ScaleReleaseConfig c_;

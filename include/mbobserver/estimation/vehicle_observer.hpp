@@ -200,7 +200,7 @@ class VehicleObserver {
   };
   std::array<ModelParameter, 5> model_parameters() const;
   void reinitialise(double t, std::uint32_t why);
-  void reopen_wheel_scales();  // after a reset the fixes forced
+  void reopen_wheel_scales();  // after a reset the fixes forced, and at the held scales' release
   void watch_wheel_scales(double t);  // the held scales' release test (scale_release.hpp)
   void set_wheel_scales_std(double std);
   bool wheel_scales_held() const { return cfg_.wheels.release.on && !scale_release_.released(); }
