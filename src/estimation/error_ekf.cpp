@@ -176,6 +176,20 @@ void ErrorEkf::set_unmodelled_biases(const std::vector<double>& sigma) {
   hs_ = Eigen::RowVectorXd::Zero(m);
 }
 
+void ErrorEkf::estimate_unmodelled(int k, std::span<const int> into, double common_var, double own_var) {
+  if (k < 0 || k >= S_.cols() || !(common_var >= 0) || !(own_var >= 0)) return;
+  MatrixXd& P = covariance();
+  auto u = S_.col(k);  // the error's sensitivity to the bias; the new states' is 1
+  for (const int i : into) {
+    P.row(i).setZero();
+    P.col(i).setZero();
+    u[i] = 1;
+  }
+  P.noalias() += common_var * u * u.transpose();  // Cov(S b, S b) = S var(b) S'
+  for (const int i : into) P(i, i) += own_var;
+  u.setZero();
+}
+
 double ErrorEkf::unmodelled_covariance(int i, int j) const {
   double c = 0;
   for (std::size_t k = 0; k < bias_std_.size(); ++k) {

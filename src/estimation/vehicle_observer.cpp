@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <stdexcept>
 #include <tuple>
 
@@ -547,15 +548,34 @@ void VehicleObserver::reinitialise(double t, std::uint32_t why) {
   // the model's sideslip at the antenna, where it is a plausible one (its velocity there,
   // against the direction the car moves in)
   double antenna_sideslip = 0;
+  bool turning = false;  // the model's sideslip and yaw rate carried into the start
+  const Eigen::Vector3d antenna = vehicle_->chassis_local(cfg_.gnss.antenna);
   {
-    const Eigen::Vector3d va =
-        o.velocity_body + o.angular_velocity_body.cross(vehicle_->chassis_local(cfg_.gnss.antenna));
+    const Eigen::Vector3d va = o.velocity_body + o.angular_velocity_body.cross(antenna);
     const double along = st.speed < 0 ? -va.x() : va.x(), across = st.speed < 0 ? -va.y() : va.y();
     const double beta = std::atan2(across, along);
-    if (std::isfinite(beta) && along > cfg_.gnss.course_min_speed && std::abs(beta) < kMaxResetSideslip_rad)
+    if (std::isfinite(beta) && along > cfg_.gnss.course_min_speed && std::abs(beta) < kMaxResetSideslip_rad &&
+        std::isfinite(o.yaw_rate) && std::isfinite(o.velocity_body.y())) {
       antenna_sideslip = beta;
+      turning = true;
+    }
   }
   const bool from_fix = gnss_.pose_from_recent_fix(t, st, antenna_sideslip);
+  // A start in a turn turns, and sideslips: started with neither (a rigid motion straight ahead)
+  // the car drawn from the prior, reset 7 deg into a roundabout at 4.5 m/s, published a
+  // sideslip 4.9 deg off that took 0.5 s to settle. The model's yaw rate (the gyro's, fused), and
+  // its sideslip at the antenna applied to the receiver's speed there: P0 moves at
+  // v_antenna - omega x r_antenna.
+  if (turning) {
+    st.yaw_rate = o.yaw_rate;
+    if (from_fix) {
+      const double s = st.speed;  // signed: the antenna's velocity is s (cos beta, sin beta)
+      st.speed = s * std::cos(antenna_sideslip) + o.yaw_rate * antenna.y();
+      st.lateral_speed = s * std::sin(antenna_sideslip) - o.yaw_rate * antenna.x();
+    } else {
+      st.lateral_speed = o.velocity_body.y();
+    }
+  }
   try {
     start(st, t);
     // The pose from a fix owes nothing to an unmodelled bias (the speed and course too, at
@@ -616,11 +636,49 @@ void VehicleObserver::watch_wheel_scales(double t) {
     const double ve = s.qd[vehicle_->x], vn = s.qd[vehicle_->y], v = std::hypot(ve, vn);
     if (std::isfinite(east) && std::isfinite(north) && v > 0) scale_release_.observe((ve * east + vn * north) / v, t);
   }
-  if (scale_release_.released()) {  // as uncertain as their prior: the fixes that follow teach them
+  if (scale_release_.released()) {
     wheels_.hold_scales(false);
-    reopen_wheel_scales();
+    estimate_held_radius();
     ++counters_.wheel_scale_releases;
   }
+}
+
+void VehicleObserver::estimate_held_radius() {
+  // The scales as uncertain as their prior, and the error the held radius made while the Hall
+  // rows considered it (the model rolled by the file's radius) correlated with them: released
+  // with no correlation (the scales merely reopened) the lane change on tyres 1 % small kept
+  // its position and speed, sure to centimetres and wrong by 0.4 m and 0.19 m/s, rejected the
+  // fixes that said so and learned nothing until a forced reset 1.4 s later. The prior's
+  // variance is split: the common radius's (validity.rolling_radius_rel_std, the one the Hall
+  // rows considered: the sensitivity is to it) and each wheel's own for the rest (their
+  // differences: pressure, wear). With 3/4 of the prior common instead the figures were the
+  // same (the smaller tyres, the heavier car, the car from the prior, the combined drive).
+  std::array<int, 4> states{};
+  std::size_t n = 0;
+  double s0 = 0;
+  for (int w = 0; w < 4; ++w) {
+    const int k = wheels_.scale_param(w);
+    if (k < 0) continue;
+    states[n++] = obs_->filter().layout().sensor(k);
+    s0 = std::max(s0, parameters_[static_cast<std::size_t>(k)].initial_std);
+  }
+  const int bias = wheels_.considered_radius();
+  if (bias < 0) {
+    reopen_wheel_scales();
+    return;
+  }
+  // Not the spin angles': the considered radius moves them by d times the angle turned since
+  // their counts were unwrapped (hundreds of radians), the scales' rows by d times the angle
+  // turned since their anchor, which restarts here. Left to their old anchors (up to 10 s, 700
+  // rad back), the next counts took that angle as known and taught the scales their held value
+  // (1-sigma 0.0002 in one step, at 1.0001 where the truth was 1.0103).
+  wheels_.restart_scale_anchors();
+  for (int w = 0; w < 4; ++w)
+    if (const int j = obs_->observed_index(vehicle_->wheels[w].spin); j >= 0)
+      obs_->filter().set_unmodelled(obs_->filter().layout().z(j), bias, 0.0);
+  const double common = std::min(s0, cfg_.validity.rolling_radius_rel_std);
+  obs_->filter().estimate_unmodelled(bias, std::span<const int>(states.data(), n), common * common,
+                                     s0 * s0 - common * common);
 }
 
 void VehicleObserver::resynchronise() {

@@ -437,10 +437,10 @@ mb::State start_vehicle(const Vehicle& v, mb::Workspace& ws, const VehicleStart&
   double residual = settle(v, s, ws);
   if (!(residual < 1e-3))
     throw std::runtime_error("start_vehicle: no static equilibrium (residual " + std::to_string(residual) + ")");
-  // Rigid motion: forward speed along the heading, yaw rate; wheels rolling freely.
+  // Rigid motion: forward and lateral speed in the heading's frame, yaw rate; wheels rolling freely.
   s.qd.setZero();
-  s.qd[v.x] = st.speed * std::cos(st.yaw);
-  s.qd[v.y] = st.speed * std::sin(st.yaw);
+  s.qd[v.x] = st.speed * std::cos(st.yaw) - st.lateral_speed * std::sin(st.yaw);
+  s.qd[v.y] = st.speed * std::sin(st.yaw) + st.lateral_speed * std::cos(st.yaw);
   s.qd[v.yaw] = st.yaw_rate;
   mb::factor_kinematics(m, s.q, ws);
   mb::solve_velocity(m, s.u, s.qd, ws);

@@ -1,8 +1,10 @@
 // The filter core: Van Loan against the closed form, scalar sequential updates against the
 // batch Kalman update, the gate, and covariance health.
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <stdexcept>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -641,5 +643,103 @@ TEST(ErrorEkf, AnUnmodelledBiasAddsWhatItDoesToTheEstimatesToTheirCovariance) {
     biased.forget_unmodelled(0);  // a state set anew owes it nothing
     EXPECT_EQ(biased.unmodelled_covariance(0, 0), 0.0);
     EXPECT_EQ(biased.unmodelled_covariance(0, 1), 0.0);
+  }
+}
+
+// estimate_unmodelled: a bias the filter considered (it ignored it, and carried what it did to
+// the estimates in S) becomes a state. The joint covariance of the error and the bias is then
+// [P + S s2 S', S s2; s2 S', s2] (s2 the bias's variance), which a Monte Carlo of the linear
+// filter must show: truths drawn from the filter's own model (initial P, plant noise W, a
+// constant bias on the rate row), their errors' covariance at the release, and again after the
+// rate row has learned the bias for a while (the released filter stays consistent). Reopening
+// the bias's variance without its correlations (what the scales' release did before) fails it.
+TEST(ErrorEkf, AConsideredBiasMadeAStateTakesTheErrorItMadeAsItsCorrelations) {
+  const int n = 1, runs = 3000;
+  const double dt = 0.01, sigma_b = 0.4, r_rate = 0.01, r_pos = 0.04;
+  ErrorEkfSettings s = settings(n, false);
+  s.sensor_rate_noise = {0.0};
+  s.initial_std_s = {sigma_b};
+  std::mt19937 rng(7);
+  std::normal_distribution<double> nd;
+  for (bool promote : {true, false}) {
+    Eigen::MatrixXd at_release, later, P_release, P_later;
+    std::vector<Eigen::VectorXd> e_release, e_later;
+    for (int run = 0; run < runs; ++run) {
+      ErrorEkf f(n, s, dt);
+      f.set_unmodelled_biases({sigma_b});
+      const int N = f.size(), iz = f.layout().z(0), izd = f.layout().zd(0), ib = f.layout().sensor(0);
+      // the truth: drawn from the prior, moved by the filter's transition and plant noise
+      const Eigen::MatrixXd L0 = Eigen::MatrixXd(f.covariance().llt().matrixL());
+      Eigen::VectorXd X = Eigen::VectorXd::Zero(N), x = Eigen::VectorXd::Zero(N);
+      for (int i = 0; i < N; ++i) X[i] = nd(rng);
+      X = (L0 * X).eval();
+      X[ib] = sigma_b * nd(rng);  // the bias
+      Eigen::VectorXd H_rate = Eigen::VectorXd::Zero(N), H_pos = Eigen::VectorXd::Zero(N);
+      H_rate[izd] = 1;
+      H_pos[iz] = 1;
+      for (int k = 0; k < 300; ++k) {
+        const bool released = k >= 150;
+        if (k == 150) {
+          if (promote) {
+            const int into[] = {ib};
+            f.estimate_unmodelled(0, into, sigma_b * sigma_b, 0.0);
+          } else {
+            auto& P = f.covariance();
+            P.row(ib).setZero();
+            P.col(ib).setZero();
+            P(ib, ib) = sigma_b * sigma_b;
+          }
+          e_release.push_back(X - x);
+          if (run == 0) P_release = f.covariance();
+          if (promote && run == 0) {
+            EXPECT_EQ(f.unmodelled_covariance(iz, iz), 0.0) << "no longer considered";
+          }
+        }
+        f.predict();
+        const Eigen::MatrixXd W = f.plant_noise();
+        Eigen::LDLT<Eigen::MatrixXd> ldlt(W);
+        Eigen::VectorXd w(N);
+        for (int i = 0; i < N; ++i) w[i] = nd(rng);
+        const Eigen::VectorXd dw =
+            ldlt.transpositionsP().transpose() *
+            (Eigen::MatrixXd(ldlt.matrixL()) * (ldlt.vectorD().cwiseMax(0).cwiseSqrt().asDiagonal() * w));
+        X = f.transition() * X + dw;
+        x = f.transition() * x;
+        // the rate row reads the truth's rate plus the bias; considered until released
+        const double y_rate = X[izd] + X[ib] + std::sqrt(r_rate) * nd(rng);
+        H_rate[ib] = released ? 1 : 0;
+        f.update(H_rate, y_rate - H_rate.dot(x), r_rate, 0, released ? -1 : 0, 1);
+        if (k % 10 == 0) f.update(H_pos, X[iz] + std::sqrt(r_pos) * nd(rng) - H_pos.dot(x), r_pos, 0);
+        x += f.error();
+        f.reset_error();
+      }
+      e_later.push_back(X - x);
+      if (run == 0) P_later = f.covariance();
+    }
+    auto empirical = [](const std::vector<Eigen::VectorXd>& e) {
+      Eigen::MatrixXd C = Eigen::MatrixXd::Zero(e[0].size(), e[0].size());
+      for (const auto& v : e) C += v * v.transpose();
+      return Eigen::MatrixXd(C / static_cast<double>(e.size()));
+    };
+    at_release = empirical(e_release);
+    later = empirical(e_later);
+    // the sampling error of a variance over 3000 runs is sqrt(2/3000) = 2.6 %; of a covariance
+    // term, relative to sqrt(P_ii P_jj), 1.8 %
+    const int idx[] = {0, 1, 2};
+    double worst_release = 0, worst_later = 0;
+    for (int i : idx)
+      for (int j : idx) {
+        const double scale = std::sqrt(P_release(i, i) * P_release(j, j));
+        worst_release = std::max(worst_release, std::abs(at_release(i, j) - P_release(i, j)) / scale);
+        const double scale_l = std::sqrt(P_later(i, i) * P_later(j, j));
+        worst_later = std::max(worst_later, std::abs(later(i, j) - P_later(i, j)) / scale_l);
+      }
+    if (promote) {
+      EXPECT_LT(worst_release, 0.1) << "at the release\n" << at_release << "\nP\n" << P_release;
+      EXPECT_LT(worst_later, 0.1) << "learned since\n" << later << "\nP\n" << P_later;
+      EXPECT_LT(P_later(2, 2), 0.1 * sigma_b * sigma_b) << "the rate row taught the bias";
+    } else {
+      EXPECT_GT(worst_release, 0.3) << "the reopened bias without its correlations is not the error's covariance";
+    }
   }
 }

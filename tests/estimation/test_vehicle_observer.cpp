@@ -1579,10 +1579,17 @@ TEST(VehicleObserver, HeldWheelScalesAreReleasedOnlyWhereTheFixesShowTheTyresAre
   }
   const auto small = run_robustness("sedan_dlc_radius_minus1pct", nlohmann::json::object());
   ASSERT_EQ(small["failures"]["wheel_scale_releases"].get<double>(), 1.0);
+  // Released, the scales take what the held radius did to the model (estimate_held_radius): the
+  // next fix corrects the position and the scales at once. Merely reopened, the model stayed
+  // 0.4 m off and sure of it, the fixes rejected until a forced reset 1.4 s later (x 0.27 m).
+  EXPECT_EQ(small["failures"]["resets"].get<double>(), 0.0);
+  EXPECT_LT(rmse(small, "observer", "x"), 0.2);
   for (const char* w : {"wheel_scale_fl", "wheel_scale_fr", "wheel_scale_rl", "wheel_scale_rr"}) {
+    // learned in the 4.5 s the drive has left after the release (the last wheel's sigma 0.16 %,
+    // the converged flag's 0.15 % not yet reached)
     const auto& c = small["calibration"][w];
     EXPECT_NEAR(c["value"].get<double>(), c["truth"].get<double>(), 0.001) << w;
-    EXPECT_TRUE(c["converged"].get<bool>()) << w;
+    EXPECT_LT(c["std"].get<double>(), 0.002) << w;
   }
   std::cout << "matched vx " << rmse(held, "observer", "vx") << " (scales fixed " << rmse(fixed, "observer", "vx")
             << ", learned from the start " << rmse(learned, "observer", "vx") << ") m/s; 1 % small: scale fl "
@@ -1756,11 +1763,15 @@ TEST(VehicleObserver, AnUnmodelledGyroBiasIsInThePublishedSigmaAndNotInTheEstima
 // 0.6 m, flagged valid with a sigma of centimetres. The radius's 1-sigma (0.5 %, the default),
 // carried by a consider analysis of the wheel rows, puts that drift in the published sigma.
 TEST(VehicleObserver, AnUnmodelledRollingRadiusIsInThePublishedSigmaAndNotInTheEstimates) {
-  // the gyro and receiver taken as calibrated (they are), so that the radius's term is all the sigma holds
-  const auto without =
-      run_robustness("sedan_dlc_radius_minus1pct",
-                     calibrated_sensors(nlohmann::json::parse(R"({"validity": {"rolling_radius_rel_std": 0}})")));
-  const auto with = run_robustness("sedan_dlc_radius_minus1pct", calibrated_sensors());
+  // the gyro and receiver taken as calibrated (they are), so that the radius's term is all the
+  // sigma holds; no wheel scale estimated, since held scales, once released, take what the
+  // considered radius did to the model (estimate_held_radius) and the estimates move with it
+  const auto no_scales = nlohmann::json::parse(R"({"wheels": {"estimate_scale": {"enabled": false},
+      "scale_release": {"enabled": false}}})");
+  auto no_radius = no_scales;
+  no_radius["validity"]["rolling_radius_rel_std"] = 0;
+  const auto without = run_robustness("sedan_dlc_radius_minus1pct", calibrated_sensors(no_radius));
+  const auto with = run_robustness("sedan_dlc_radius_minus1pct", calibrated_sensors(no_scales));
   expect_same_estimates(with, without);
   const auto& fv_without = without["false_valid"]["rate"];
   const auto& fv_with = with["false_valid"]["rate"];

@@ -219,3 +219,22 @@ TEST(VehicleHandling, CoastDownMatchesAnalyticResistance) {
     EXPECT_LT(worst, 0.002) << name;
   }
 }
+
+// A start in a turn (a reset the fixes force while cornering): the reference point moves at the
+// forward and lateral speed given, in the heading's frame, and the chassis turns at the yaw rate.
+// Started straight ahead instead, the car drawn from the prior, reset 7 deg into a roundabout,
+// published a sideslip 4.9 deg off.
+TEST(VehicleHandling, AStartInATurnMovesAtItsSpeedsAndYawRate) {
+  const auto p = load_vehicle_params(test::vehicle_path("sedan"));
+  VehicleStart st;
+  st.yaw = 0.7;
+  st.speed = 10;
+  st.lateral_speed = -0.6;
+  st.yaw_rate = 0.4;
+  test::VehicleSim sim(build_vehicle(p), st);
+  EXPECT_NEAR(sim.out.velocity_body.x(), 10, 1e-6);
+  EXPECT_NEAR(sim.out.velocity_body.y(), -0.6, 1e-6);
+  EXPECT_NEAR(sim.out.yaw_rate, 0.4, 1e-9);
+  EXPECT_NEAR(sim.s.qd[sim.v.x], 10 * std::cos(0.7) + 0.6 * std::sin(0.7), 1e-9);
+  EXPECT_NEAR(sim.s.qd[sim.v.y], 10 * std::sin(0.7) - 0.6 * std::cos(0.7), 1e-9);
+}

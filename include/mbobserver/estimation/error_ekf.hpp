@@ -14,6 +14,7 @@
 // scalar at a time (eq. (124)), each behind a chi-square innovation gate.
 #pragma once
 
+#include <span>
 #include <vector>
 
 #include <Eigen/Dense>
@@ -133,6 +134,13 @@ class ErrorEkf {
   void set_unmodelled(int i, int k, double coefficient) {
     if (k >= 0 && k < S_.cols()) S_(i, k) = coefficient;
   }
+  // The unmodelled bias k becomes estimated, in the states `into` (sensor parameters whose error
+  // is the bias plus each one's own, of variance own_var; their old rows of P are dropped): the
+  // part of the error it made, S_k b with b ~ N(0, common_var), joins P with its correlations
+  // to them, as if the bias had been a state from the start (Schmidt's considered state turned
+  // into a learning one), and leaves unmodelled_covariance. A fix that disagrees with what the
+  // bias moved then corrects both the state and the bias, as one that came while it learned.
+  void estimate_unmodelled(int k, std::span<const int> into, double common_var, double own_var);
 
   // Schmidt's "consider" update (Schmidt 1966): while a parameter (an estimated input, layout()
   // .input(k), or a sensor parameter, layout().sensor(k)) is not learning, measurements leave

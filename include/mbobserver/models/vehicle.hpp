@@ -117,6 +117,7 @@ struct VehicleStart {
   double yaw = 0;  // rad, from east towards north
   double speed = 0;  // forward speed (m/s), wheels rolling freely
   double yaw_rate = 0;  // rad/s (steady cornering starts)
+  double lateral_speed = 0;  // P0's speed to the left (m/s): a start in a turn, sideslipping
 };
 
 // A consistent state: the design configuration moved to `start`, the vertical coordinates

@@ -72,6 +72,9 @@ class WheelHallAiding {
   // last unwrapped anew: there the counts and the model's angle agree and the angle's
   // sensitivity to d is zero (VehicleObserver forgets it there: anchored()).
   void consider_radius(int index) { radius_bias_ = index; }
+  int considered_radius() const { return radius_bias_; }
+  // The scales' rows measure the angle turned since their anchor: the next counts anchor anew.
+  void restart_scale_anchors() { anchored_t_.fill(-std::numeric_limits<double>::infinity()); }
   // The scales held (ScaleRelease): the rows consider the radius as if no scale were estimated.
   void hold_scales(bool held) { scales_held_ = held; }
   // Wheel w's spin sensitivities were restarted at `model` (another unit's reset): its radius
