@@ -125,7 +125,11 @@ TEST(RobustnessSuite, TheSelfCalibrationPatchMakesTheObserverBetterThanTheOpenLo
   const auto plain = mbo::load_json_file(dir / "plain.json"), patched = mbo::load_json_file(dir / "patched.json");
   EXPECT_EQ(patched["observer_patch"], mbo::load_json_file(patch));
   EXPECT_FALSE(plain.contains("observer_patch"));
-  EXPECT_GT(x_rmse(plain, "observer"), x_rmse(plain, "model")) << "the uncalibrated observer is worse than no observer";
+  // as shipped the held scales are released at 3.5 s and take what the radius did to the model
+  // (0.14 m, against the open loop's 0.18 m; 0.26 m when they were merely reopened), far from
+  // scales learned from the start
+  EXPECT_LT(x_rmse(plain, "observer"), x_rmse(plain, "model"));
+  EXPECT_GT(x_rmse(plain, "observer"), 10 * x_rmse(patched, "observer")) << "the patch no longer matters here";
   EXPECT_LT(x_rmse(patched, "observer"), 0.05 * x_rmse(patched, "model"));
   EXPECT_LT(x_rmse(patched, "observer"), 0.01);
   EXPECT_EQ(x_rmse(plain, "model"), x_rmse(patched, "model")) << "the patch touches the observer only";
@@ -138,7 +142,7 @@ TEST(RobustnessSuite, TheSelfCalibrationPatchMakesTheObserverBetterThanTheOpenLo
   }
   EXPECT_TRUE(cal["calibration"].contains("gyro_bias_z"));
   // as shipped the suite holds its wheel scales until the fixes release them, and learns no
-  // gyro bias: the 1 % small tyres release them (at 3.4 s), too late for the 8 s drive's x
+  // gyro bias: the 1 % small tyres release them
   const auto& shipped = plain["scenarios"][0]["report"];
   EXPECT_FALSE(shipped["calibration"].contains("gyro_bias_z"));
   EXPECT_EQ(shipped["failures"]["wheel_scale_releases"].get<double>(), 1.0);

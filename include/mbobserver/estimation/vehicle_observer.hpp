@@ -202,7 +202,7 @@ class VehicleObserver {
   void reinitialise(double t, std::uint32_t why);
   void reopen_wheel_scales();  // after a reset the fixes forced, and at the held scales' release
   void watch_wheel_scales(double t);  // the held scales' release test (scale_release.hpp)
-  void estimate_held_radius();  // released: the scales take the radius the Hall rows considered
+  void estimate_held_radius(double t);  // released: the scales take the radius the Hall rows considered
   void set_wheel_scales_std(double std);
   bool wheel_scales_held() const { return cfg_.wheels.release.on && !scale_release_.released(); }
   void keep_learned_model();  // the estimated model parameters become the next start's values
