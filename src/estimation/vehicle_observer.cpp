@@ -662,12 +662,12 @@ void VehicleObserver::estimate_held_radius(double t) {
     states[n++] = obs_->filter().layout().sensor(k);
     s0 = std::max(s0, parameters_[static_cast<std::size_t>(k)].initial_std);
   }
-  // Not after a forced reset within validity.reset_window_s: the fixes then disagreed with the
+  // Not within scale_release.after_reset_s of a forced reset: the fixes then disagreed with the
   // model for what it does not describe (a gyro bias, a receiver's latency not configured), and
   // the released scales took that for the radius (the car drawn from the prior, its gyro bias
   // not learned: sideslip 0.036 -> 0.080 deg; the combined drive: heading 0.020 -> 0.032 rad).
   const int bias = wheels_.considered_radius();
-  if (bias < 0 || t - forced_reset_t_ < cfg_.validity.reset_window_s) {
+  if (bias < 0 || t - forced_reset_t_ < cfg_.wheels.release.after_reset_s) {
     reopen_wheel_scales();
     return;
   }

@@ -1601,13 +1601,13 @@ TEST(VehicleObserver, HeldWheelScalesAreReleasedOnlyWhereTheFixesShowTheTyresAre
 // configured) is reset by its fixes at 4.6 s and 8.3 s and releases its held scales at 10 s: the
 // fixes disagree with the model for what it does not describe, and released with what the
 // considered radius did to the model the scales took that for the radius (heading 0.020 ->
-// 0.032 rad, vx 0.16 -> 0.24 m/s over 60 s). After a forced reset within
-// validity.reset_window_s they are only reopened; with the window off (0), which changes no
-// other estimate, they take the radius's error (seed 1, 40 s: heading 0.025 -> 0.017 rad).
+// 0.032 rad, vx 0.16 -> 0.24 m/s over 60 s). Within scale_release.after_reset_s of a forced
+// reset they are only reopened; with it 0 they take the radius's error (seed 1, 40 s: heading
+// 0.025 -> 0.017 rad).
 TEST(VehicleObserver, HeldScalesReleasedSoonAfterAForcedResetAreOnlyReopened) {
   const auto shipped = run_robustness("sedan_mixed_combined", nlohmann::json::object(), 40);
-  const auto no_window =
-      run_robustness("sedan_mixed_combined", nlohmann::json::parse(R"({"validity": {"reset_window_s": 0}})"), 40);
+  const auto no_window = run_robustness(
+      "sedan_mixed_combined", nlohmann::json::parse(R"({"wheels": {"scale_release": {"after_reset_s": 0}}})"), 40);
   ASSERT_EQ(shipped["failures"]["wheel_scale_releases"].get<double>(), 1.0);
   ASSERT_GE(shipped["failures"]["resets"].get<double>(), 1.0) << "no reset: this checks nothing";
   EXPECT_LT(rmse(shipped, "observer", "yaw"), 0.9 * rmse(no_window, "observer", "yaw"));

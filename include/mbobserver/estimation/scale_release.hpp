@@ -28,6 +28,9 @@ struct ScaleReleaseConfig {
   double sustained_s = 1;  // failing this long releases the scales
   double min_speed = 5;  // m/s: slower, a scale error moves the velocity too little to tell
   double max_accel = 1;  // m/s^2 (along, low-passed): harder, the slip model is what is tested
+  // released this soon after a forced reset, the scales are only reopened, without what the
+  // considered radius did to the model (VehicleObserver::estimate_held_radius)
+  double after_reset_s = 30;
 };
 
 class ScaleRelease {

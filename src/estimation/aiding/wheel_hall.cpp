@@ -33,6 +33,7 @@ WheelSensorConfig read_wheel_sensor_config(const JsonReader& w, double default_g
     R.sustained_s = r->number_in("sustained_s", 0, 600, R.sustained_s);
     R.min_speed = r->number_in("min_speed", 0, 100, R.min_speed);
     R.max_accel = r->positive_up_to("max_accel", 100, R.max_accel);
+    R.after_reset_s = r->number_in("after_reset_s", 0, 86400, R.after_reset_s);
     r->finish();
     if (R.on && !W.scale.on) r->fail("needs \"estimate_scale\": the scales it releases");
     if (R.on && !(R.held_std < W.scale.initial_std)) r->fail("\"held_std\" must be below estimate_scale's initial_std");
