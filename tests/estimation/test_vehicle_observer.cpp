@@ -1,7 +1,8 @@
 // The vehicle observer on short pieces of the repository's scenarios (truth drive, simulated
 // sensors, the wrong model corrected): accuracy against the open loop, a GNSS jump rejected, a
 // GNSS outage bridged by the model, a sensor that stops, determinism, and no heap allocation
-// in the step. Pieces are a few seconds long so that the sanitizer build stays quick.
+// in the step. Pieces are a few seconds long so that the sanitizer build stays quick; the longer
+// drives that pin one figure are MBO_LONG_DRIVE_TEST()s, which the sanitizer build skips.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "alloc_count.hpp"
+#include "long_drive.hpp"
 #include "mbobserver/core/json_reader.hpp"
 #include "mbobserver/estimation/vehicle_record.hpp"
 #include "mbobserver/experiment/runner.hpp"
@@ -502,6 +504,7 @@ TEST(VehicleObserver, AdaptivePlantNoiseMakesTheMatchedLaneChangesFySigmaHonest)
 // 1-5 measured: 0.79 / 0.87 / 0.59 / 0.60; with the prior on, 0.010-0.020, a sigma for loads
 // the car does not carry. Only the sigmas differ: the estimates are the same to the bit.
 TEST(VehicleObserver, TheLaneChangesFySigmaIsHonestOnAWeighedCar) {
+  MBO_LONG_DRIVE_TEST();
   const auto patch =
       nlohmann::json::parse(std::ifstream(std::string(MBO_SOURCE_DIR) + "/scenarios/patches/weighed_car.json"));
   const auto weighed_sc =
@@ -1481,6 +1484,7 @@ TEST(VehicleObserver, TheLatencyIsNotSureOfItselfBeforeItsMisfitsShowHowLongThey
 // 288.9 s: on the held angle the model came to rest 0.14 m off and the fixes were rejected
 // until the filter reset to them.
 TEST(VehicleObserver, TheCarParkAfterAHeldSteeringAngleRunsWithoutAFailedStep) {
+  MBO_LONG_DRIVE_TEST();
   const std::string file = std::string(MBO_SOURCE_DIR) + "/scenarios/robustness/sedan_mixed_baseline.json";
   const auto j = nlohmann::json::parse(R"({"gnss": {"estimate_latency": {}}})");
   auto sc = exp::load_vehicle_scenario(file, &j);
@@ -1504,6 +1508,7 @@ TEST(VehicleObserver, TheCarParkAfterAHeldSteeringAngleRunsWithoutAFailedStep) {
 // while metres off (seed 1, 40 s: up to 1.4 m; 4 sigma off on 5.3 % of the steps before the
 // position's sigma held the antenna's lever arm turned by the heading's, 0.06 % since).
 TEST(VehicleObserver, ASecondForcedResetSoonAfterTheFirstLeavesOnlyTheAttitudeValid) {
+  MBO_LONG_DRIVE_TEST();
   const std::string file = std::string(MBO_SOURCE_DIR) + "/scenarios/robustness/sedan_mixed_combined.json";
   auto run = [&](const char* patch) {
     const auto j = nlohmann::json::parse(patch);
@@ -1605,6 +1610,7 @@ TEST(VehicleObserver, HeldWheelScalesAreReleasedOnlyWhereTheFixesShowTheTyresAre
 // reset they are only reopened; with it 0 they take the radius's error (seed 1, 40 s: heading
 // 0.025 -> 0.017 rad).
 TEST(VehicleObserver, HeldScalesReleasedSoonAfterAForcedResetAreOnlyReopened) {
+  MBO_LONG_DRIVE_TEST();
   const auto shipped = run_robustness("sedan_mixed_combined", nlohmann::json::object(), 40);
   const auto no_window = run_robustness(
       "sedan_mixed_combined", nlohmann::json::parse(R"({"wheels": {"scale_release": {"after_reset_s": 0}}})"), 40);
@@ -1624,6 +1630,7 @@ TEST(VehicleObserver, HeldScalesReleasedSoonAfterAForcedResetAreOnlyReopened) {
 // scales as uncertain as their prior again (keeping their values), and the fixes after it teach
 // them anew (NEES 3.9 front, 104 rear, vx 0.21 m/s, 4 resets).
 TEST(VehicleObserver, AResetTheFixesForceReopensTheLearnedWheelScales) {
+  MBO_LONG_DRIVE_TEST();
   const auto rep = run_robustness("sedan_mixed_combined", patch_file("self_calibration.json"), 40);
   ASSERT_GE(rep["failures"]["resets"].get<double>(), 1.0) << "the drive no longer resets: it checks nothing";
   const auto& cal = rep["calibration"];
@@ -1642,6 +1649,7 @@ TEST(VehicleObserver, AResetTheFixesForceReopensTheLearnedWheelScales) {
 // as the bias does from then on (seed 1, 60 s: flagged valid while 4 sigma off 16 % -> 4 % of
 // the steps, valid on as many).
 TEST(VehicleObserver, AStopThatFindsTheGyroBiasFarOffWidensItsRandomWalk) {
+  MBO_LONG_DRIVE_TEST();
   auto run = [](bool check) {
     auto patch = patch_file("self_calibration_learned_car.json");
     patch["standstill"]["bias_walk"]["enabled"] = check;
@@ -1691,6 +1699,7 @@ TEST(VehicleObserver, AfterAForcedResetNoVirtualSensorIsValidWhereTheCarIsLearne
 // sigma was the filter's alone, 0.031 (7 sigma off); it holds the considered scale error now
 // (0.25), as a learned gyro bias's already did. The estimates are the same either way.
 TEST(VehicleObserver, ALearnedCorneringScaleCarriesTheGyrosConsideredScaleError) {
+  MBO_LONG_DRIVE_TEST();
   auto run = [](double gyro_scale_std) {
     auto patch = patch_file("self_calibration_learned_car.json");
     patch["imu"]["gyro_scale_std"] = gyro_scale_std;
@@ -1721,6 +1730,7 @@ TEST(VehicleObserver, ALearnedCorneringScaleCarriesTheGyrosConsideredScaleError)
 // are no longer taught the gyro's error (seed 1, 60 s: rear 0.77 -> 0.97 for 1.00, the scale
 // learned as 0.0050 +- 0.0002, sideslip 0.026 -> 0.009 deg).
 TEST(VehicleObserver, ALearnedGyroScaleKeepsTheTurnsFromTeachingTheCorneringScales) {
+  MBO_LONG_DRIVE_TEST();
   auto run = [](bool learn_scale) {
     auto patch = patch_file("self_calibration_learned_car.json");
     patch["gnss"]["latency_std"] = 0;
@@ -1808,6 +1818,7 @@ TEST(VehicleObserver, AnUnmodelledRollingRadiusIsInThePublishedSigmaAndNotInTheE
 // each stop with a sigma of 5 cm, flagged valid. gnss.latency_std (here 0.05 s) carries what
 // an unknown latency does (dh/dlatency times its error, on every GNSS row) into the sigmas.
 TEST(VehicleObserver, AnUnmodelledGnssLatencyIsInThePublishedSigmaAndNotInTheEstimates) {
+  MBO_LONG_DRIVE_TEST();
   auto run = [](double latency_std) {
     auto patch = patch_file("self_calibration.json");
     patch["gnss"]["latency_std"] = latency_std;
@@ -1970,6 +1981,7 @@ TEST(VehicleObserver, ReportsTheLearnedGyroBiasAgainstTheScenariosBias) {
 // imu.gyro_scale_std carries that error (coefficient: the rate read) into the learned bias's
 // sigma and the heading's; the estimates do not change.
 TEST(VehicleObserver, AnUnmodelledGyroScaleIsInTheLearnedBiasAndHeadingSigmas) {
+  MBO_LONG_DRIVE_TEST();
   auto run = [](double scale_std) {
     auto patch = patch_file("self_calibration.json");
     patch["gnss"]["latency_std"] = 0;  // its receiver is on time: the scale's term alone
@@ -1994,6 +2006,7 @@ TEST(VehicleObserver, AnUnmodelledGyroScaleIsInTheLearnedBiasAndHeadingSigmas) {
 // whose counts are 10 ms late, the scales settle 0.08-0.16 % from the truth's with a filter
 // sigma of 0.01 % (NEES 250-600 before that floor was in the published sigma).
 TEST(VehicleObserver, TheLearnedWheelScalesSigmaHoldsWhatTheHallModelCannotFollow) {
+  MBO_LONG_DRIVE_TEST();
   const auto rep = run_robustness("sedan_mixed_can", patch_file("self_calibration.json"), 60);
   for (const char* w : {"wheel_scale_fl", "wheel_scale_fr", "wheel_scale_rl", "wheel_scale_rr"}) {
     const auto& c = calibrated(rep, w);
@@ -2109,6 +2122,7 @@ TEST(VehicleObserver, TheRollingRadiusTheCountsImplyIsTheModelsOverTheLearnedSca
 // learned: read as now, the slip they hide goes into the scales and the wheel speeds; with
 // wheels.latency_s the rows compare them with the wheels' angles 10 ms ago.
 TEST(VehicleObserver, LateHallCountsAreComparedWithTheWheelsAngleThatLongAgo) {
+  MBO_LONG_DRIVE_TEST();
   auto patch = patch_file("self_calibration.json");
   const auto now = run_robustness("sedan_mixed_can", patch, 30);
   patch["wheels"]["latency_s"] = 0.01;
