@@ -10,8 +10,7 @@
 #include <gtest/gtest.h>
 
 #ifdef MBO_SANITIZED
-#define MBO_LONG_DRIVE_TEST() \
-  GTEST_SKIP() << "a long drive: the release pass runs it (tests/support/long_drive.hpp)"
+#define MBO_LONG_DRIVE_TEST() GTEST_SKIP() << "a long drive: the release pass runs it (tests/support/long_drive.hpp)"
 #else
 #define MBO_LONG_DRIVE_TEST() static_cast<void>(0)
 #endif
