@@ -92,13 +92,44 @@ std::string parameter_nees_table(const json& suite, std::size_t w) {
     }
     out << "\n";
   }
-  out << in << " of " << all
+  const json pooled = pooled_parameter_nees(suite);
+  long pooled_in = 0;
+  out << std::string(w, ' ').replace(0, 9, "the suite");
+  for (const auto& n : names) {
+    const double x = pooled[n]["nees"].get<double>();
+    const bool ok = x >= 0.5 && x <= 2;
+    pooled_in += ok;
+    std::snprintf(cell, sizeof cell, " %14s", (number(x) + (ok ? "  " : " *")).c_str());
+    out << cell;
+  }
+  out << "\n"
+      << in << " of " << all
       << " parameter NEES within [0.5, 2] (issue 18); * outside; NEES: mean over the scored steps of "
-         "(value - truth)^2 / std^2, mean over the runs\n";
+         "(value - truth)^2 / std^2, mean over the runs\n"
+      << pooled_in << " of " << names.size()
+      << " parameters within [0.5, 2] over the suite (the row \"the suite\": the mean of their scenarios' NEES)\n";
   return out.str();
 }
 
 }  // namespace
+
+json pooled_parameter_nees(const json& suite) {
+  json pooled = json::object();
+  for (const auto& s : suite.at("scenarios")) {
+    if (!s.contains("parameter_nees")) continue;
+    for (const auto& [name, x] : s["parameter_nees"].items()) {
+      auto& p = pooled[name];
+      if (p.is_null()) p = {{"sum", 0.0}, {"scenarios", 0}};
+      p["sum"] = p["sum"].get<double>() + x.get<double>();
+      p["scenarios"] = p["scenarios"].get<int>() + 1;
+    }
+  }
+  for (auto& [name, p] : pooled.items()) {
+    p["nees"] = p["sum"].get<double>() / p["scenarios"].get<double>();
+    p.erase("sum");
+  }
+  return pooled;
+}
 
 const std::vector<std::string>& default_suite_quantities() {
   static const std::vector<std::string> q = {
@@ -207,6 +238,7 @@ json run_suite(const SuiteOptions& opt, std::ostream& progress) {
   suite["cells"] = cells;
   suite["flagged"] = flagged;
   if (opt.floor) suite["flagged_beyond_floor"] = beyond_floor;
+  suite["parameter_nees"] = pooled_parameter_nees(suite);
   suite["wall_time_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_suite).count();
   return suite;
 }

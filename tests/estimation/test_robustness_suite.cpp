@@ -91,6 +91,22 @@ TEST(RobustnessSuite, TwoScenariosOneShortRunGiveTheTableTheReportAndTheFigure) 
   std::filesystem::remove_all(dir);
 }
 
+// Issue 18's "NEES between 0.5 and 2 per state" over the suite: each parameter's mean over the
+// scenarios that estimate it, each scenario weighing alike whatever its length.
+TEST(RobustnessSuite, TheSuitesParameterNeesIsTheMeanOfItsScenariosPerParameter) {
+  const auto suite = nlohmann::json::parse(R"({"scenarios": [
+      {"scenario": "a", "parameter_nees": {"gyro_bias_z": 0.2, "payload_rear": 3.0}},
+      {"scenario": "b"},
+      {"scenario": "c", "parameter_nees": {"gyro_bias_z": 1.4}}]})");
+  const auto pooled = mbo::exp::pooled_parameter_nees(suite);
+  ASSERT_EQ(pooled.size(), 2u) << pooled.dump();
+  EXPECT_DOUBLE_EQ(pooled["gyro_bias_z"]["nees"].get<double>(), 0.8);
+  EXPECT_EQ(pooled["gyro_bias_z"]["scenarios"].get<int>(), 2);
+  EXPECT_DOUBLE_EQ(pooled["payload_rear"]["nees"].get<double>(), 3.0);
+  EXPECT_EQ(pooled["payload_rear"]["scenarios"].get<int>(), 1);
+  EXPECT_TRUE(mbo::exp::pooled_parameter_nees(nlohmann::json::parse(R"({"scenarios": []})")).empty());
+}
+
 TEST(RobustnessSuite, BadSuiteUsageIsOneErrorWithExitCode2) {
   auto r = run(std::string(MBO_EXPERIMENT_BIN) + " --suite " + kSuite + " --only no_such_scenario");
   EXPECT_EQ(r.code, 2);
@@ -153,6 +169,8 @@ TEST(RobustnessSuite, TheSelfCalibrationPatchMakesTheObserverBetterThanTheOpenLo
     EXPECT_EQ(pn[w], cal["calibration"][w]["nees"]) << w;
   EXPECT_LT(pn["wheel_scale_fl"].get<double>(), 2.0) << "the learned scale is within its sigma of r_model/r_eff";
   EXPECT_NE(r.out.find("parameter NEES within [0.5, 2]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("over the suite"), std::string::npos) << r.out;
+  EXPECT_EQ(patched["parameter_nees"]["gyro_bias_z"]["nees"], pn["gyro_bias_z"]) << "one scenario: its own";
   EXPECT_NE(r.out.find("wheel_scale_fl"), std::string::npos) << r.out;
   EXPECT_FALSE(plain["scenarios"][0]["parameter_nees"].contains("gyro_bias_z"));
   // a patch that names a key the observer does not know is refused naming the scenario

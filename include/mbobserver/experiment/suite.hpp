@@ -44,6 +44,14 @@ std::vector<std::filesystem::path> suite_scenarios(const SuiteOptions& options);
 // flagged cells.
 nlohmann::json run_suite(const SuiteOptions& options, std::ostream& progress);
 
+// Each estimated parameter's NEES over the suite (issue 18: "between 0.5 and 2 per state"): the
+// mean of its scenarios' NEES (each already the mean over its runs), each scenario weighing
+// alike, with how many scenarios scored it: {name: {"nees", "scenarios"}}. Scenarios whose
+// truth is the file's and whose drive does not excite a parameter score it far below 1 (the
+// prior's sigma is for the cars that differ); pooled, the suite's spread of truths is the
+// population the sigma is judged against.
+nlohmann::json pooled_parameter_nees(const nlohmann::json& suite);
+
 // The table, as mbobserver-experiment prints it.
 std::string suite_table(const nlohmann::json& suite);
 
