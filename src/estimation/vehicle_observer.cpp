@@ -580,7 +580,7 @@ void VehicleObserver::reinitialise(double t, std::uint32_t why) {
     start(st, t);
     // The pose from a fix owes nothing to an unmodelled bias (the speed and course too, at
     // speed); one from the model carries what it did to the model (ErrorEkf::reset_covariance).
-    if (from_fix) obs_->filter().forget_unmodelled();
+    if (from_fix) obs_->filter().forget_unmodelled_motion();
     if (why == kFaultNone && !learns_car_) reopen_wheel_scales();
     if (from_fix) {
       correlate_start_with_receiver_error();
@@ -609,7 +609,11 @@ void VehicleObserver::reopen_wheel_scales() {
     const int k = wheels_.scale_param(w);
     if (k < 0) continue;
     const double s0 = parameters_[static_cast<std::size_t>(k)].initial_std;
-    if (parameter_std(k) < s0) obs_->set_sensor_parameter(k, obs_->sensor_parameters()[k], s0 * s0);
+    // the filter's own variance, which its gains use: the published sigma also holds what the
+    // considered biases did to the scale, and a scale sure to 0.01 % in the filter and 2 % in
+    // that sigma was left as sure
+    const int i = obs_->filter().layout().sensor(k);
+    if (obs_->filter().covariance()(i, i) < s0 * s0) obs_->set_sensor_parameter(k, obs_->sensor_parameters()[k], s0 * s0);
   }
 }
 
@@ -708,7 +712,7 @@ const EstimateRecord& VehicleObserver::step(double t) {
     if (auto pose = gnss_.first_fix_pose(t)) {
       try {
         start(*pose, t);
-        obs_->filter().forget_unmodelled();  // a pose from the fixes
+        obs_->filter().forget_unmodelled_motion();  // a pose from the fixes
         correlate_start_with_receiver_error();
         correlate_start_with_latency(*pose);
       } catch (const std::exception&) {

@@ -643,6 +643,25 @@ TEST(ErrorEkf, AnUnmodelledBiasAddsWhatItDoesToTheEstimatesToTheirCovariance) {
     biased.forget_unmodelled(0);  // a state set anew owes it nothing
     EXPECT_EQ(biased.unmodelled_covariance(0, 0), 0.0);
     EXPECT_EQ(biased.unmodelled_covariance(0, 1), 0.0);
+    // A start from a fix sets the motion anew; the sensor parameter (and the input) it keeps
+    // still hold what the bias moved them by, S b by difference above: their part stays.
+    std::vector<int> kept_states;  // those the biases moved (a considered one they do not)
+    for (int i : {biased2.layout().sensor(0), fe ? biased2.layout().input(0) : -1})
+      if (i >= 0 && std::abs(S[i]) + std::abs(S2[i]) > 1e-3) kept_states.push_back(i);
+    ASSERT_FALSE(kept_states.empty()) << "the biases moved a parameter";
+    std::vector<double> kept_var;
+    for (int i : kept_states) kept_var.push_back(biased2.unmodelled_covariance(i, i));
+    biased2.reset_covariance();
+    biased2.forget_unmodelled_motion();
+    for (std::size_t k = 0; k < kept_states.size(); ++k) {
+      const int i = kept_states[k];
+      EXPECT_NEAR(biased2.unmodelled_covariance(i, i), S[i] * S[i] * sigma * sigma + S2[i] * S2[i] * sigma2 * sigma2,
+                  1e-9)
+          << fe << " " << i;
+      EXPECT_EQ(biased2.unmodelled_covariance(i, i), kept_var[k]);
+    }
+    for (int i = 0; i < biased2.layout().input().offset; ++i)
+      EXPECT_EQ(biased2.unmodelled_covariance(i, i), 0.0) << "the motion set anew owes it nothing: " << i;
   }
 }
 
