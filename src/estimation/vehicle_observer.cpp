@@ -613,7 +613,8 @@ void VehicleObserver::reopen_wheel_scales() {
     // considered biases did to the scale, and a scale sure to 0.01 % in the filter and 2 % in
     // that sigma was left as sure
     const int i = obs_->filter().layout().sensor(k);
-    if (obs_->filter().covariance()(i, i) < s0 * s0) obs_->set_sensor_parameter(k, obs_->sensor_parameters()[k], s0 * s0);
+    if (obs_->filter().covariance()(i, i) < s0 * s0)
+      obs_->set_sensor_parameter(k, obs_->sensor_parameters()[k], s0 * s0);
   }
 }
 
