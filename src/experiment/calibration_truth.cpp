@@ -92,6 +92,7 @@ void CalibrationScore::add(const std::array<Calibration, kCalibrationCount>& pub
     const double e = c.value - truth[k];
     sq_[k] += e * e;
     nees_[k] += e * e / (c.std * c.std);
+    false_converged_[k] += c.converged && std::abs(e) > kFalseConvergedSigmas * c.std;
     truth_[k] = truth[k];
     ++n_[k];
   }
@@ -106,6 +107,7 @@ void CalibrationScore::report(nlohmann::json& calibration) const {
     c["truth"] = truth_[k];
     c["rmse"] = std::sqrt(sq_[k] / n);
     c["nees"] = nees_[k] / n;
+    c["false_converged"] = static_cast<double>(false_converged_[k]) / n;
   }
 }
 

@@ -1,7 +1,10 @@
 // What the observer's self-calibration should have learned in a vehicle scenario, and how far
 // its published values and 1-sigma are from it: per parameter of kCalibrationNames, the
 // truth value, the RMSE of value - truth and the NEES (value - truth)^2 / std^2 (1 for an
-// honest std, issue 18's acceptance: within [0.5, 2]). docs/interfaces.md "Report".
+// honest std, issue 18's acceptance: within [0.5, 2]), and the share of the steps on which it
+// was flagged converged while more than kFalseConvergedSigmas of its std off: a calibration
+// file keeps such a value as learned, and the next drive starts from it. docs/interfaces.md
+// "Report".
 #pragma once
 
 #include <array>
@@ -11,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "mbobserver/core/estimate.hpp"
+#include "mbobserver/experiment/false_valid.hpp"
 #include "mbobserver/experiment/vehicle_experiment.hpp"
 
 namespace mbo::exp {
@@ -21,19 +25,23 @@ namespace mbo::exp {
 std::array<double, kCalibrationCount> calibration_truth(const VehicleScenario& sc, const TruthDrive& truth,
                                                         double speed);
 
+// A converged parameter this many of its published sigma off its truth is falsely converged
+// (the outputs' false-valid bound).
+constexpr double kFalseConvergedSigmas = kFalseValidSigmas;
+
 // The error of each estimated parameter against its truth over the scored steps.
 class CalibrationScore {
  public:
   // One step: the published calibration and its truth.
   void add(const std::array<Calibration, kCalibrationCount>& published,
            const std::array<double, kCalibrationCount>& truth);
-  // Adds truth (the last step's), rmse and nees to each parameter's block under `calibration`
-  // that has a truth and a scored step.
+  // Adds truth (the last step's), rmse, nees and false_converged (a share of the scored steps)
+  // to each parameter's block under `calibration` that has a truth and a scored step.
   void report(nlohmann::json& calibration) const;
 
  private:
   std::array<double, kCalibrationCount> sq_{}, nees_{}, truth_{};
-  std::array<long, kCalibrationCount> n_{};
+  std::array<long, kCalibrationCount> n_{}, false_converged_{};
 };
 
 }  // namespace mbo::exp

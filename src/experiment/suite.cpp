@@ -8,6 +8,7 @@
 
 #include "mbobserver/core/estimate.hpp"
 #include "mbobserver/core/json_reader.hpp"
+#include "mbobserver/experiment/false_valid.hpp"
 #include "mbobserver/experiment/runner.hpp"
 #include "mbobserver/experiment/vehicle_experiment.hpp"
 
@@ -108,6 +109,15 @@ std::string parameter_nees_table(const json& suite, std::size_t w) {
          "(value - truth)^2 / std^2, mean over the runs\n"
       << pooled_in << " of " << names.size()
       << " parameters within [0.5, 2] over the suite (the row \"the suite\": the mean of their scenarios' NEES)\n";
+  // what a calibration file would keep as learned while it is not
+  std::string falsely;
+  for (const auto& s : suite["scenarios"])
+    if (s.contains("parameter_false_converged"))
+      for (const auto& [name, x] : s["parameter_false_converged"].items())
+        if (x.get<double>() > 0)
+          falsely += " " + s["scenario"].get<std::string>() + " " + name + " " + number(100 * x.get<double>()) + " %;";
+  out << "flagged converged while " << number(kFalseValidSigmas)
+      << " sigma off (share of the scored steps):" << (falsely.empty() ? " none" : falsely) << "\n";
   return out.str();
 }
 
@@ -226,7 +236,10 @@ json run_suite(const SuiteOptions& opt, std::ostream& progress) {
     // The self-calibration's NEES per parameter (mean over the runs), where it has a truth.
     if (rep.contains("calibration"))
       for (const auto& [name, c] : rep["calibration"].items())
-        if (c.contains("nees")) entry["parameter_nees"][name] = c["nees"];
+        if (c.contains("nees")) {
+          entry["parameter_nees"][name] = c["nees"];
+          entry["parameter_false_converged"][name] = c.value("false_converged", 0.0);
+        }
     entry["wall_time_s"] = wall;
     entry["report"] = std::move(rep);
     suite["scenarios"].push_back(std::move(entry));

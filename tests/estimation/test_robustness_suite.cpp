@@ -170,6 +170,9 @@ TEST(RobustnessSuite, TheSelfCalibrationPatchMakesTheObserverBetterThanTheOpenLo
   EXPECT_LT(pn["wheel_scale_fl"].get<double>(), 2.0) << "the learned scale is within its sigma of r_model/r_eff";
   EXPECT_NE(r.out.find("parameter NEES within [0.5, 2]"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("over the suite"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("flagged converged while 4 sigma off"), std::string::npos) << r.out;
+  EXPECT_EQ(patched["scenarios"][0]["parameter_false_converged"]["wheel_scale_fl"],
+            cal["calibration"]["wheel_scale_fl"]["false_converged"]);
   EXPECT_EQ(patched["parameter_nees"]["gyro_bias_z"]["nees"], pn["gyro_bias_z"]) << "one scenario: its own";
   EXPECT_NE(r.out.find("wheel_scale_fl"), std::string::npos) << r.out;
   EXPECT_FALSE(plain["scenarios"][0]["parameter_nees"].contains("gyro_bias_z"));

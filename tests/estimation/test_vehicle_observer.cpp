@@ -1657,6 +1657,7 @@ TEST(VehicleObserver, AResetFromAFixKeepsWhatTheConsideredLatencyDidToTheLearned
     ASSERT_GT(off, 0.01) << w << ": the lag no longer teaches it wrong; this checks nothing";
     EXPECT_LT(off, 4 * c["std"].get<double>()) << w << " sigma " << c["std"];
     EXPECT_FALSE(c["converged"].get<bool>()) << w;
+    EXPECT_EQ(c["false_converged"].get<double>(), 0.0) << w << ": a calibration file would keep it as learned";
   }
 }
 
